@@ -1,0 +1,242 @@
+//! Storage roles of the campaign side.
+
+use std::collections::HashMap;
+use std::future::Future;
+
+use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
+use uuid::Uuid;
+
+use super::Page;
+use crate::campaign::{Campaign, CampaignStatus, QuotaCharge, Redemption};
+use crate::Result;
+
+/// Sort direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SortDirection {
+    /// Ascending (default).
+    #[default]
+    Asc,
+    /// Descending.
+    Desc,
+}
+
+/// A field campaigns can be sorted by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CampaignSort {
+    /// `name`
+    Name,
+    /// `refCode`
+    RefCode,
+    /// `priority`
+    Priority,
+    /// `startDate`
+    StartDate,
+    /// `endDate`
+    EndDate,
+    /// `createdDate`
+    CreatedDate,
+    /// `lastModifiedDate`
+    LastModifiedDate,
+}
+
+impl CampaignSort {
+    /// Parses the wire name of a sort field.
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "name" => CampaignSort::Name,
+            "refCode" => CampaignSort::RefCode,
+            "priority" => CampaignSort::Priority,
+            "startDate" => CampaignSort::StartDate,
+            "endDate" => CampaignSort::EndDate,
+            "createdDate" => CampaignSort::CreatedDate,
+            "lastModifiedDate" => CampaignSort::LastModifiedDate,
+            _ => return None,
+        })
+    }
+}
+
+/// A campaign list query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CampaignQuery {
+    /// Case-insensitive partial match on name, groupName or refCode.
+    pub q: Option<String>,
+    /// Only campaigns with this status.
+    pub status: Option<CampaignStatus>,
+    /// Zero-based page.
+    pub page: u32,
+    /// Page size (1 to 1000).
+    pub size: u32,
+    /// Sort keys, in order; ties broken by `refCode` then `id`.
+    pub sort: Vec<(CampaignSort, SortDirection)>,
+}
+
+impl Default for CampaignQuery {
+    fn default() -> Self {
+        CampaignQuery {
+            q: None,
+            status: None,
+            page: 0,
+            size: super::DEFAULT_PAGE_SIZE,
+            sort: Vec::new(),
+        }
+    }
+}
+
+/// A redemption list query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RedemptionQuery {
+    /// Only redemptions of this campaign code.
+    pub campaign_code: Option<String>,
+    /// Only redemptions of this user.
+    pub user_id: Option<String>,
+    /// Zero-based page.
+    pub page: u32,
+    /// Page size (1 to 1000).
+    pub size: u32,
+}
+
+impl Default for RedemptionQuery {
+    fn default() -> Self {
+        RedemptionQuery {
+            campaign_code: None,
+            user_id: None,
+            page: 0,
+            size: super::DEFAULT_PAGE_SIZE,
+        }
+    }
+}
+
+/// Everything one redemption writes, decided by the pure core.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RedemptionPlan {
+    /// The record to store (status `COMPLETE`). Its `quotas` are the charges
+    /// to apply, one per distinct key, sorted by key (the fixed order in
+    /// which SQL stores lock them, so two redeems cannot deadlock).
+    pub redemption: Redemption,
+}
+
+impl RedemptionPlan {
+    /// The charges of the plan.
+    pub fn charges(&self) -> &[QuotaCharge] {
+        &self.redemption.quotas
+    }
+}
+
+/// What a redemption store call did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RedeemOutcome {
+    /// Recorded; every charge applied.
+    Recorded(Redemption),
+    /// The idempotency key was already used: this is the stored redemption,
+    /// nothing was charged.
+    Replayed(Redemption),
+    /// The charge to `key` would exceed its limit: nothing was written.
+    QuotaExceeded {
+        /// The key that would exceed its limit.
+        key: String,
+        /// Its current usage.
+        used: Decimal,
+        /// Its limit.
+        limit: Decimal,
+    },
+}
+
+/// Campaign definitions.
+pub trait CampaignStore: Send + Sync {
+    /// Stores a new campaign. A campaign with the same `refCode` in the
+    /// project: [`Conflict`](crate::ErrorKind::Conflict) `duplicate_ref_code`.
+    fn insert_campaign(&self, campaign: &Campaign) -> impl Future<Output = Result<()>> + Send;
+
+    /// Replaces a campaign if its stored version is still `expected_version`
+    /// (else `Conflict` `stale_version`; a missing campaign is
+    /// [`NotFound`](crate::ErrorKind::NotFound) `campaign_not_found`).
+    fn update_campaign(
+        &self,
+        campaign: &Campaign,
+        expected_version: i64,
+    ) -> impl Future<Output = Result<()>> + Send;
+
+    /// Deletes a campaign; whether it existed. Its redemptions and quota
+    /// usage stay (they are the record of what was given).
+    fn delete_campaign(&self, project: &str, id: Uuid)
+        -> impl Future<Output = Result<bool>> + Send;
+
+    /// One campaign by id.
+    fn campaign(
+        &self,
+        project: &str,
+        id: Uuid,
+    ) -> impl Future<Output = Result<Option<Campaign>>> + Send;
+
+    /// One campaign by reference code.
+    fn campaign_by_code(
+        &self,
+        project: &str,
+        ref_code: &str,
+    ) -> impl Future<Output = Result<Option<Campaign>>> + Send;
+
+    /// A page of campaigns.
+    fn list_campaigns(
+        &self,
+        project: &str,
+        query: &CampaignQuery,
+    ) -> impl Future<Output = Result<Page<Campaign>>> + Send;
+
+    /// Every campaign of the project (to compile the engine snapshot).
+    fn all_campaigns(&self, project: &str) -> impl Future<Output = Result<Vec<Campaign>>> + Send;
+
+    /// A counter that changes whenever a campaign of the project is
+    /// inserted, updated or deleted, by any process.
+    fn catalog_version(&self, project: &str) -> impl Future<Output = Result<i64>> + Send;
+
+    /// Number of campaigns in the project.
+    fn count_campaigns(&self, project: &str) -> impl Future<Output = Result<u64>> + Send;
+}
+
+/// Redemptions and quota usage.
+pub trait RedemptionStore: Send + Sync {
+    /// Atomically: if the plan's idempotency key was already recorded in the
+    /// project, returns [`RedeemOutcome::Replayed`] with the stored record;
+    /// else applies every charge only if each key's usage stays within its
+    /// limit, and records the redemption — or writes nothing.
+    fn redeem(&self, plan: &RedemptionPlan) -> impl Future<Output = Result<RedeemOutcome>> + Send;
+
+    /// Atomically marks a redemption and its transactions `CANCELLED` and
+    /// gives its charges back. Cancelling a cancelled redemption changes
+    /// nothing. `None` when there is no such redemption.
+    fn cancel_redemption(
+        &self,
+        project: &str,
+        id: Uuid,
+        at: DateTime<Utc>,
+    ) -> impl Future<Output = Result<Option<Redemption>>> + Send;
+
+    /// One redemption.
+    fn redemption(
+        &self,
+        project: &str,
+        id: Uuid,
+    ) -> impl Future<Output = Result<Option<Redemption>>> + Send;
+
+    /// A page of redemptions, newest first.
+    fn list_redemptions(
+        &self,
+        project: &str,
+        query: &RedemptionQuery,
+    ) -> impl Future<Output = Result<Page<Redemption>>> + Send;
+
+    /// Current usage of each key (keys never charged are absent).
+    fn quota_usage(
+        &self,
+        project: &str,
+        keys: &[String],
+    ) -> impl Future<Output = Result<HashMap<String, Decimal>>> + Send;
+
+    /// Usage of every key a campaign's redemptions ever charged, by key.
+    fn campaign_quota_usage(
+        &self,
+        project: &str,
+        campaign_id: Uuid,
+    ) -> impl Future<Output = Result<Vec<(String, Decimal)>>> + Send;
+}

@@ -1,0 +1,349 @@
+//! Campaigns, redemptions and quota usage in memory.
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
+use uuid::Uuid;
+
+use super::{lock, MemoryStore};
+use crate::campaign::{Campaign, Redemption, TxStatus};
+use crate::store::{
+    CampaignQuery, CampaignSort, CampaignStore, Page, RedeemOutcome, RedemptionPlan,
+    RedemptionQuery, RedemptionStore, SortDirection,
+};
+use crate::{Error, Result};
+
+#[derive(Debug, Default)]
+pub(super) struct State {
+    /// Campaigns by (project, id).
+    campaigns: HashMap<(String, Uuid), Campaign>,
+    /// Catalog version per project.
+    versions: HashMap<String, i64>,
+    /// Redemptions in insertion order.
+    redemptions: Vec<Redemption>,
+    /// Index of a redemption by (project, id).
+    by_id: HashMap<(String, Uuid), usize>,
+    /// Index of a redemption by (project, idempotency key).
+    by_key: HashMap<(String, String), usize>,
+    /// Quota usage by (project, key).
+    usage: HashMap<(String, String), Decimal>,
+}
+
+impl State {
+    fn bump(&mut self, project: &str) {
+        *self.versions.entry(project.to_owned()).or_default() += 1;
+    }
+
+    fn code_taken(&self, campaign: &Campaign) -> bool {
+        self.campaigns.values().any(|c| {
+            c.project_id == campaign.project_id
+                && c.ref_code == campaign.ref_code
+                && c.id != campaign.id
+        })
+    }
+}
+
+fn duplicate_code(campaign: &Campaign) -> Error {
+    Error::conflict(
+        "duplicate_ref_code",
+        format!(
+            "a campaign with refCode {:?} already exists in this project",
+            campaign.ref_code
+        ),
+    )
+}
+
+/// Case-insensitive partial match of the list query `q`.
+pub(crate) fn matches_q(c: &Campaign, q: &str) -> bool {
+    let q = q.to_lowercase();
+    c.name.to_lowercase().contains(&q)
+        || c.ref_code.to_lowercase().contains(&q)
+        || c.group_name
+            .as_deref()
+            .is_some_and(|g| g.to_lowercase().contains(&q))
+}
+
+/// The order of a campaign list: the query's keys, then `refCode`, then `id`.
+pub(crate) fn compare(
+    a: &Campaign,
+    b: &Campaign,
+    sort: &[(CampaignSort, SortDirection)],
+) -> Ordering {
+    for (field, dir) in sort {
+        let ord = match field {
+            CampaignSort::Name => a.name.cmp(&b.name),
+            CampaignSort::RefCode => a.ref_code.cmp(&b.ref_code),
+            CampaignSort::Priority => a.priority.cmp(&b.priority),
+            CampaignSort::StartDate => a.start_date.cmp(&b.start_date),
+            CampaignSort::EndDate => a.end_date.cmp(&b.end_date),
+            CampaignSort::CreatedDate => a.created_date.cmp(&b.created_date),
+            CampaignSort::LastModifiedDate => a.last_modified_date.cmp(&b.last_modified_date),
+        };
+        let ord = if *dir == SortDirection::Desc {
+            ord.reverse()
+        } else {
+            ord
+        };
+        if ord != Ordering::Equal {
+            return ord;
+        }
+    }
+    a.ref_code.cmp(&b.ref_code).then(a.id.cmp(&b.id))
+}
+
+impl CampaignStore for MemoryStore {
+    async fn insert_campaign(&self, campaign: &Campaign) -> Result<()> {
+        let mut s = lock(&self.campaigns);
+        if s.code_taken(campaign) {
+            return Err(duplicate_code(campaign));
+        }
+        let key = (campaign.project_id.clone(), campaign.id);
+        if s.campaigns.contains_key(&key) {
+            return Err(Error::conflict(
+                "duplicate_id",
+                "a campaign with this id already exists",
+            ));
+        }
+        s.campaigns.insert(key, campaign.clone());
+        s.bump(&campaign.project_id);
+        Ok(())
+    }
+
+    async fn update_campaign(&self, campaign: &Campaign, expected_version: i64) -> Result<()> {
+        let mut s = lock(&self.campaigns);
+        let key = (campaign.project_id.clone(), campaign.id);
+        let Some(stored) = s.campaigns.get(&key) else {
+            return Err(Error::not_found("campaign_not_found", "no such campaign"));
+        };
+        if stored.version != expected_version {
+            return Err(stale(stored.version, expected_version));
+        }
+        if s.code_taken(campaign) {
+            return Err(duplicate_code(campaign));
+        }
+        s.campaigns.insert(key, campaign.clone());
+        s.bump(&campaign.project_id);
+        Ok(())
+    }
+
+    async fn delete_campaign(&self, project: &str, id: Uuid) -> Result<bool> {
+        let mut s = lock(&self.campaigns);
+        let existed = s.campaigns.remove(&(project.to_owned(), id)).is_some();
+        if existed {
+            s.bump(project);
+        }
+        Ok(existed)
+    }
+
+    async fn campaign(&self, project: &str, id: Uuid) -> Result<Option<Campaign>> {
+        Ok(lock(&self.campaigns)
+            .campaigns
+            .get(&(project.to_owned(), id))
+            .cloned())
+    }
+
+    async fn campaign_by_code(&self, project: &str, ref_code: &str) -> Result<Option<Campaign>> {
+        let s = lock(&self.campaigns);
+        Ok(s.campaigns
+            .values()
+            .find(|c| c.project_id == project && c.ref_code == ref_code)
+            .cloned())
+    }
+
+    async fn list_campaigns(&self, project: &str, query: &CampaignQuery) -> Result<Page<Campaign>> {
+        let s = lock(&self.campaigns);
+        let mut all: Vec<Campaign> = s
+            .campaigns
+            .values()
+            .filter(|c| c.project_id == project)
+            .filter(|c| query.status.as_ref().is_none_or(|st| &c.status == st))
+            .filter(|c| query.q.as_deref().is_none_or(|q| matches_q(c, q)))
+            .cloned()
+            .collect();
+        all.sort_by(|a, b| compare(a, b, &query.sort));
+        Ok(Page::slice(all, query.page, query.size))
+    }
+
+    async fn all_campaigns(&self, project: &str) -> Result<Vec<Campaign>> {
+        let s = lock(&self.campaigns);
+        let mut all: Vec<Campaign> = s
+            .campaigns
+            .values()
+            .filter(|c| c.project_id == project)
+            .cloned()
+            .collect();
+        all.sort_by(|a, b| a.ref_code.cmp(&b.ref_code));
+        Ok(all)
+    }
+
+    async fn catalog_version(&self, project: &str) -> Result<i64> {
+        Ok(lock(&self.campaigns)
+            .versions
+            .get(project)
+            .copied()
+            .unwrap_or(0))
+    }
+
+    async fn count_campaigns(&self, project: &str) -> Result<u64> {
+        let s = lock(&self.campaigns);
+        Ok(s.campaigns
+            .values()
+            .filter(|c| c.project_id == project)
+            .count() as u64)
+    }
+}
+
+pub(crate) fn stale(stored: i64, expected: i64) -> Error {
+    Error::conflict(
+        "stale_version",
+        format!("the campaign is at version {stored}, not {expected}; reload it and apply the change again"),
+    )
+}
+
+impl RedemptionStore for MemoryStore {
+    async fn redeem(&self, plan: &RedemptionPlan) -> Result<RedeemOutcome> {
+        let r = &plan.redemption;
+        let mut s = lock(&self.campaigns);
+        if let Some(key) = &r.idempotency_key {
+            if let Some(&i) = s.by_key.get(&(r.project_id.clone(), key.clone())) {
+                return Ok(RedeemOutcome::Replayed(s.redemptions[i].clone()));
+            }
+        }
+        // Check every charge before applying any: all or nothing.
+        for charge in &r.quotas {
+            let used = s
+                .usage
+                .get(&(r.project_id.clone(), charge.key.clone()))
+                .copied()
+                .unwrap_or_default();
+            if used + charge.amount > charge.limit {
+                return Ok(RedeemOutcome::QuotaExceeded {
+                    key: charge.key.clone(),
+                    used,
+                    limit: charge.limit,
+                });
+            }
+        }
+        for charge in &r.quotas {
+            *s.usage
+                .entry((r.project_id.clone(), charge.key.clone()))
+                .or_default() += charge.amount;
+        }
+        let i = s.redemptions.len();
+        s.redemptions.push(r.clone());
+        s.by_id.insert((r.project_id.clone(), r.id), i);
+        if let Some(key) = &r.idempotency_key {
+            s.by_key.insert((r.project_id.clone(), key.clone()), i);
+        }
+        Ok(RedeemOutcome::Recorded(r.clone()))
+    }
+
+    async fn cancel_redemption(
+        &self,
+        project: &str,
+        id: Uuid,
+        at: DateTime<Utc>,
+    ) -> Result<Option<Redemption>> {
+        let mut s = lock(&self.campaigns);
+        let Some(&i) = s.by_id.get(&(project.to_owned(), id)) else {
+            return Ok(None);
+        };
+        if s.redemptions[i].status == TxStatus::Cancelled {
+            return Ok(Some(s.redemptions[i].clone()));
+        }
+        let charges = s.redemptions[i].quotas.clone();
+        for charge in charges {
+            if let Some(used) = s.usage.get_mut(&(project.to_owned(), charge.key)) {
+                *used -= charge.amount;
+            }
+        }
+        let r = &mut s.redemptions[i];
+        r.status = TxStatus::Cancelled;
+        r.cancelled_date = Some(at);
+        for tx in &mut r.action_txs {
+            tx.status = TxStatus::Cancelled;
+        }
+        Ok(Some(r.clone()))
+    }
+
+    async fn redemption(&self, project: &str, id: Uuid) -> Result<Option<Redemption>> {
+        let s = lock(&self.campaigns);
+        Ok(s.by_id
+            .get(&(project.to_owned(), id))
+            .map(|&i| s.redemptions[i].clone()))
+    }
+
+    async fn list_redemptions(
+        &self,
+        project: &str,
+        query: &RedemptionQuery,
+    ) -> Result<Page<Redemption>> {
+        let s = lock(&self.campaigns);
+        let mut all: Vec<Redemption> = s
+            .redemptions
+            .iter()
+            .filter(|r| r.project_id == project)
+            .filter(|r| {
+                query
+                    .campaign_code
+                    .as_ref()
+                    .is_none_or(|c| &r.campaign_code == c)
+            })
+            .filter(|r| {
+                query
+                    .user_id
+                    .as_ref()
+                    .is_none_or(|u| r.user_id.as_ref() == Some(u))
+            })
+            .cloned()
+            .collect();
+        // Newest first; ties by id so the order is total.
+        all.sort_by(|a, b| b.created_date.cmp(&a.created_date).then(b.id.cmp(&a.id)));
+        Ok(Page::slice(all, query.page, query.size))
+    }
+
+    async fn quota_usage(
+        &self,
+        project: &str,
+        keys: &[String],
+    ) -> Result<HashMap<String, Decimal>> {
+        let s = lock(&self.campaigns);
+        Ok(keys
+            .iter()
+            .filter_map(|k| {
+                s.usage
+                    .get(&(project.to_owned(), k.clone()))
+                    .map(|u| (k.clone(), *u))
+            })
+            .collect())
+    }
+
+    async fn campaign_quota_usage(
+        &self,
+        project: &str,
+        campaign_id: Uuid,
+    ) -> Result<Vec<(String, Decimal)>> {
+        let s = lock(&self.campaigns);
+        let mut keys: Vec<String> = s
+            .redemptions
+            .iter()
+            .filter(|r| r.project_id == project && r.campaign_id == campaign_id)
+            .flat_map(|r| r.quotas.iter().map(|c| c.key.clone()))
+            .collect();
+        keys.sort();
+        keys.dedup();
+        Ok(keys
+            .into_iter()
+            .map(|k| {
+                let used = s
+                    .usage
+                    .get(&(project.to_owned(), k.clone()))
+                    .copied()
+                    .unwrap_or_default();
+                (k, used)
+            })
+            .collect())
+    }
+}

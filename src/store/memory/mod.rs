@@ -1,0 +1,26 @@
+//! The in-memory store: the reference model every other store is tested
+//! against. Safe to share between threads; each operation takes one lock, so
+//! each is atomic.
+
+mod campaign;
+
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+/// An in-memory implementation of every store trait.
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    campaigns: Mutex<campaign::State>,
+}
+
+impl MemoryStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        MemoryStore::default()
+    }
+}
+
+/// Locks a mutex; a poisoned lock is recovered because every critical
+/// section leaves the state consistent before anything that could panic.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
