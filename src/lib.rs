@@ -20,6 +20,7 @@
 
 pub mod campaign;
 pub mod clock;
+pub mod condition;
 pub mod error;
 pub mod store;
 pub mod wire;

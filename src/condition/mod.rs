@@ -1,0 +1,473 @@
+//! Conditions, compiled once and evaluated many times.
+//!
+//! A [`Condition`](crate::campaign::Condition) as saved is text; compiling it
+//! parses its value once — NUMBER values to `Decimal`, `in` lists to hash
+//! sets, regexes to automata — so that evaluating it against a request does
+//! no parsing of the campaign at all.
+//!
+//! # Semantics
+//!
+//! Every input is seen as a collection of values: a scalar is a collection of
+//! one, `tags` and custom attributes sent as JSON arrays are collections.
+//! Each op is a *positive test* on one value, possibly *negated*:
+//!
+//! | op | test on one value | negated |
+//! |---|---|---|
+//! | `eq`, `contains` | equal to the value | |
+//! | `neq`, `not_contains` | equal to the value | yes |
+//! | `gt`, `gte`, `lt`, `lte` | ordered against the value | |
+//! | `in` | one of the list | |
+//! | `not_in` | one of the list | yes |
+//! | `matches` | the regex matches the whole value | |
+//! | `not_matches` | the regex matches the whole value | yes |
+//!
+//! A positive op holds when **some** value passes the test. A negated op
+//! holds when the input is present, **every** value can be compared, and
+//! **none** passes. A missing input (absent attribute, `null`, an object)
+//! fails every op, and a value that cannot be compared (a NUMBER test on
+//! `"abc"`) never passes and makes a negated op fail: a promotion applies
+//! only where its condition is shown to hold.
+//!
+//! `NUMBER` compares as `Decimal` (`"1.0"` equals `"1"`); `STRING` compares
+//! exact text, ordering ops by Unicode code point. Regexes ignore the value
+//! type and match the text of the value, whole (`^(?:pattern)$`).
+
+pub mod list;
+
+use std::cell::OnceCell;
+use std::collections::HashSet;
+use std::fmt;
+
+use regex::{Regex, RegexBuilder};
+use rust_decimal::Decimal;
+
+use crate::campaign::{Condition, ConditionType, Op, ValueType};
+use crate::error::FieldError;
+use crate::wire::parse_decimal;
+
+/// Longest regex pattern a condition may hold, in bytes.
+pub const MAX_PATTERN_LEN: usize = 1024;
+/// Memory budget of one compiled regex (bytes), so a pattern cannot make
+/// compilation or matching expensive.
+pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
+/// Longest condition value, in bytes.
+pub const MAX_VALUE_LEN: usize = 4096;
+
+/// What a condition reads from the request.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// `cart.totalPrice`
+    TotalPrice,
+    /// `cart.currency`
+    Currency,
+    /// `cart.items[].sku`
+    Sku,
+    /// `cart.items[].amount`
+    Amount,
+    /// `cart.items[].price`
+    Price,
+    /// `cart.items[].tags`
+    Tags,
+    /// `attribute.<name>`
+    Custom(Box<str>),
+}
+
+impl Target {
+    /// Whether the target is a field of a cart item.
+    pub fn is_item(&self) -> bool {
+        matches!(
+            self,
+            Target::Sku | Target::Amount | Target::Price | Target::Tags
+        )
+    }
+}
+
+/// An ordering comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cmp {
+    /// `==`
+    Eq,
+    /// `>`
+    Gt,
+    /// `>=`
+    Gte,
+    /// `<`
+    Lt,
+    /// `<=`
+    Lte,
+}
+
+impl Cmp {
+    fn holds(self, ord: std::cmp::Ordering) -> bool {
+        use std::cmp::Ordering::{Equal, Greater, Less};
+        match self {
+            Cmp::Eq => ord == Equal,
+            Cmp::Gt => ord == Greater,
+            Cmp::Gte => ord != Less,
+            Cmp::Lt => ord == Less,
+            Cmp::Lte => ord != Greater,
+        }
+    }
+}
+
+/// The positive test of a compiled condition.
+#[derive(Debug, Clone)]
+pub enum Test {
+    /// Text comparison.
+    Str(Cmp, Box<str>),
+    /// Decimal comparison.
+    Num(Cmp, Decimal),
+    /// Text membership.
+    StrSet(HashSet<Box<str>>),
+    /// Decimal membership (normalized, so `1.0` and `1` are one value).
+    NumSet(HashSet<Decimal>),
+    /// Whole-text regex match.
+    Regex(Regex),
+}
+
+/// One value of the request, with its decimal form parsed at most once.
+#[derive(Debug, Clone, Default)]
+pub struct Field {
+    text: Box<str>,
+    num: OnceCell<Option<Decimal>>,
+}
+
+impl Field {
+    /// A value with the given text.
+    pub fn new(text: impl Into<Box<str>>) -> Self {
+        Field {
+            text: text.into(),
+            num: OnceCell::new(),
+        }
+    }
+
+    /// The text of the value.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The value as a decimal, when it is one.
+    pub fn num(&self) -> Option<Decimal> {
+        *self.num.get_or_init(|| parse_decimal(&self.text))
+    }
+}
+
+/// An input as a condition sees it.
+#[derive(Debug, Clone, Copy)]
+pub enum Input<'a> {
+    /// Absent, `null`, or not comparable (a JSON object).
+    Missing,
+    /// One value.
+    One(&'a Field),
+    /// A collection (`tags`, a JSON array attribute).
+    Many(&'a [Field]),
+}
+
+impl Input<'_> {
+    /// The input as text for explanations: `null`, `a`, `[a, b]`.
+    pub fn describe(&self) -> Option<String> {
+        match self {
+            Input::Missing => None,
+            Input::One(f) => Some(f.text().to_owned()),
+            Input::Many(fs) => Some(format!(
+                "[{}]",
+                fs.iter().map(Field::text).collect::<Vec<_>>().join(", ")
+            )),
+        }
+    }
+}
+
+impl Test {
+    /// The positive test on one value; `None` when it cannot be compared.
+    pub fn check(&self, field: &Field) -> Option<bool> {
+        match self {
+            Test::Str(cmp, v) => Some(cmp.holds(field.text().cmp(v))),
+            Test::Num(cmp, v) => field.num().map(|n| cmp.holds(n.cmp(v))),
+            Test::StrSet(set) => Some(set.contains(field.text())),
+            Test::NumSet(set) => field.num().map(|n| set.contains(&n.normalize())),
+            Test::Regex(re) => Some(re.is_match(field.text())),
+        }
+    }
+}
+
+/// A condition ready to evaluate.
+#[derive(Debug, Clone)]
+pub struct CompiledCondition {
+    /// What it reads.
+    pub target: Target,
+    /// The positive test.
+    pub test: Test,
+    /// Whether the op is the negation of the test.
+    pub negated: bool,
+}
+
+impl CompiledCondition {
+    /// Evaluates the condition on an input, with the semantics of the module docs.
+    pub fn eval(&self, input: Input<'_>) -> bool {
+        self.eval_with(input, &mut |test, field| test.check(field))
+    }
+
+    /// Evaluates with a custom per-value test (the engine memoises regexes).
+    pub fn eval_with(
+        &self,
+        input: Input<'_>,
+        check: &mut dyn FnMut(&Test, &Field) -> Option<bool>,
+    ) -> bool {
+        match input {
+            Input::Missing => false,
+            Input::One(f) => match check(&self.test, f) {
+                None => false,
+                Some(b) => b != self.negated,
+            },
+            Input::Many(fs) => {
+                if self.negated {
+                    let mut all_comparable_none_pass = true;
+                    for f in fs {
+                        if check(&self.test, f) != Some(false) {
+                            all_comparable_none_pass = false;
+                            break;
+                        }
+                    }
+                    all_comparable_none_pass
+                } else {
+                    fs.iter().any(|f| check(&self.test, f) == Some(true))
+                }
+            }
+        }
+    }
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Target::TotalPrice => f.write_str("cart.totalPrice"),
+            Target::Currency => f.write_str("cart.currency"),
+            Target::Sku => f.write_str("cart.items[].sku"),
+            Target::Amount => f.write_str("cart.items[].amount"),
+            Target::Price => f.write_str("cart.items[].price"),
+            Target::Tags => f.write_str("cart.items[].tags"),
+            Target::Custom(name) => write!(f, "attribute.{name}"),
+        }
+    }
+}
+
+/// Compiles a condition; `path` prefixes the field paths of the problems
+/// found (`rules[0].when[1].conditions[2]`). Every problem is reported.
+pub fn compile(c: &Condition, path: &str) -> Result<CompiledCondition, Vec<FieldError>> {
+    let mut problems = Vec::new();
+    let target = target(c, path, &mut problems);
+    if !c.value_type.is_known() {
+        problems.push(FieldError::new(
+            format!("{path}.valueType"),
+            "invalid_enum",
+            format!(
+                "unknown valueType {:?}; expected one of {}",
+                c.value_type.as_str(),
+                ValueType::expected()
+            ),
+        ));
+    }
+    if c.value.len() > MAX_VALUE_LEN {
+        problems.push(FieldError::new(
+            format!("{path}.value"),
+            "too_long",
+            format!("the value is longer than {MAX_VALUE_LEN} bytes"),
+        ));
+    }
+    let number = c.value_type == ValueType::Number;
+    let value_path = || format!("{path}.value");
+    let (test, negated) = match &c.op {
+        Op::Eq | Op::Neq | Op::Contains | Op::NotContains => {
+            let negated = matches!(c.op, Op::Neq | Op::NotContains);
+            (
+                scalar_test(Cmp::Eq, c, number, &value_path, &mut problems),
+                negated,
+            )
+        }
+        Op::Gt => (
+            scalar_test(Cmp::Gt, c, number, &value_path, &mut problems),
+            false,
+        ),
+        Op::Gte => (
+            scalar_test(Cmp::Gte, c, number, &value_path, &mut problems),
+            false,
+        ),
+        Op::Lt => (
+            scalar_test(Cmp::Lt, c, number, &value_path, &mut problems),
+            false,
+        ),
+        Op::Lte => (
+            scalar_test(Cmp::Lte, c, number, &value_path, &mut problems),
+            false,
+        ),
+        Op::In | Op::NotIn => {
+            let test = match list::parse_list(&c.value) {
+                Ok(values) if number => {
+                    let mut set = HashSet::with_capacity(values.len());
+                    for v in &values {
+                        match parse_decimal(v) {
+                            Some(d) => {
+                                set.insert(d.normalize());
+                            }
+                            None => problems.push(FieldError::new(
+                                value_path(),
+                                "invalid_number",
+                                format!(
+                                    "{v:?} in the list is not a number, and valueType is NUMBER"
+                                ),
+                            )),
+                        }
+                    }
+                    Some(Test::NumSet(set))
+                }
+                Ok(values) => Some(Test::StrSet(
+                    values.into_iter().map(String::into_boxed_str).collect(),
+                )),
+                Err(e) => {
+                    problems.push(FieldError::new(value_path(), e.code, e.to_string()));
+                    None
+                }
+            };
+            (test, c.op == Op::NotIn)
+        }
+        Op::Matches | Op::NotMatches => (
+            regex_test(&c.value, &value_path, &mut problems),
+            c.op == Op::NotMatches,
+        ),
+        Op::Unknown(op) => {
+            problems.push(FieldError::new(
+                format!("{path}.op"),
+                "invalid_enum",
+                format!("unknown op {op:?}; expected one of {}", Op::expected()),
+            ));
+            (None, false)
+        }
+    };
+    match (target, test) {
+        (Some(target), Some(test)) if problems.is_empty() => Ok(CompiledCondition {
+            target,
+            test,
+            negated,
+        }),
+        _ => Err(problems),
+    }
+}
+
+fn target(c: &Condition, path: &str, problems: &mut Vec<FieldError>) -> Option<Target> {
+    let attr = c.attribute.as_str();
+    let bad_attr = |problems: &mut Vec<FieldError>, allowed: &str| {
+        problems.push(FieldError::new(
+            format!("{path}.attribute"),
+            "invalid_attribute",
+            format!(
+                "attribute {attr:?} is not allowed for type {:?}; allowed: {allowed}",
+                c.kind.as_str()
+            ),
+        ));
+        None
+    };
+    match &c.kind {
+        ConditionType::Cart => match attr {
+            "totalPrice" => Some(Target::TotalPrice),
+            "currency" => Some(Target::Currency),
+            _ => bad_attr(problems, "totalPrice, currency"),
+        },
+        ConditionType::CartItem => match attr {
+            "sku" => Some(Target::Sku),
+            "amount" => Some(Target::Amount),
+            "price" => Some(Target::Price),
+            "tags" => Some(Target::Tags),
+            _ => bad_attr(problems, "sku, amount, price, tags"),
+        },
+        ConditionType::Custom => {
+            if attr.is_empty() {
+                problems.push(FieldError::new(
+                    format!("{path}.attribute"),
+                    "required",
+                    "attribute is required",
+                ));
+                None
+            } else if attr.len() > 256 {
+                problems.push(FieldError::new(
+                    format!("{path}.attribute"),
+                    "too_long",
+                    "attribute names are at most 256 bytes",
+                ));
+                None
+            } else {
+                Some(Target::Custom(attr.into()))
+            }
+        }
+        ConditionType::Unknown(t) => {
+            problems.push(FieldError::new(
+                format!("{path}.type"),
+                "invalid_enum",
+                format!(
+                    "unknown condition type {t:?}; expected one of {}",
+                    ConditionType::expected()
+                ),
+            ));
+            None
+        }
+    }
+}
+
+fn scalar_test(
+    cmp: Cmp,
+    c: &Condition,
+    number: bool,
+    value_path: &dyn Fn() -> String,
+    problems: &mut Vec<FieldError>,
+) -> Option<Test> {
+    if number {
+        match parse_decimal(&c.value) {
+            Some(d) => Some(Test::Num(cmp, d)),
+            None => {
+                problems.push(FieldError::new(
+                    value_path(),
+                    "invalid_number",
+                    format!("{:?} is not a number, and valueType is NUMBER", c.value),
+                ));
+                None
+            }
+        }
+    } else {
+        Some(Test::Str(cmp, c.value.as_str().into()))
+    }
+}
+
+fn regex_test(
+    pattern: &str,
+    value_path: &dyn Fn() -> String,
+    problems: &mut Vec<FieldError>,
+) -> Option<Test> {
+    if pattern.len() > MAX_PATTERN_LEN {
+        problems.push(FieldError::new(
+            value_path(),
+            "too_long",
+            format!("the pattern is longer than {MAX_PATTERN_LEN} bytes"),
+        ));
+        return None;
+    }
+    // Full-match semantics: the whole input must match.
+    let anchored = format!("^(?:{pattern})$");
+    match RegexBuilder::new(&anchored)
+        .size_limit(REGEX_SIZE_LIMIT)
+        .dfa_size_limit(REGEX_SIZE_LIMIT)
+        .build()
+    {
+        Ok(re) => Some(Test::Regex(re)),
+        Err(e) => {
+            // Report against the pattern as written, not the anchored form.
+            let detail = match Regex::new(pattern) {
+                Err(inner) => inner.to_string(),
+                Ok(_) => e.to_string(),
+            };
+            problems.push(FieldError::new(value_path(), "invalid_regex", detail));
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
