@@ -420,17 +420,15 @@ fn scalar_test(
     problems: &mut Vec<FieldError>,
 ) -> Option<Test> {
     if number {
-        match parse_decimal(&c.value) {
-            Some(d) => Some(Test::Num(cmp, d)),
-            None => {
-                problems.push(FieldError::new(
-                    value_path(),
-                    "invalid_number",
-                    format!("{:?} is not a number, and valueType is NUMBER", c.value),
-                ));
-                None
-            }
+        let parsed = parse_decimal(&c.value).map(|d| Test::Num(cmp, d));
+        if parsed.is_none() {
+            problems.push(FieldError::new(
+                value_path(),
+                "invalid_number",
+                format!("{:?} is not a number, and valueType is NUMBER", c.value),
+            ));
         }
+        parsed
     } else {
         Some(Test::Str(cmp, c.value.as_str().into()))
     }
