@@ -22,6 +22,7 @@ pub mod campaign;
 pub mod clock;
 pub mod error;
 pub mod store;
+pub mod template;
 pub mod wire;
 
 pub use clock::{Clock, ManualClock, SystemClock};
