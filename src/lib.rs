@@ -21,6 +21,7 @@
 pub mod campaign;
 pub mod clock;
 pub mod error;
+pub mod formula;
 pub mod store;
 pub mod template;
 pub mod wire;
