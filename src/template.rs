@@ -17,8 +17,9 @@
 //! - There is deliberately **no escape** for a literal `${`. `$${` cannot be
 //!   one, because `$${price}` ("a dollar sign, then the price") is the far
 //!   likelier intent, and quota keys and benefit values have no need for a
-//!   literal `${`. Every template therefore prints back ([`Display`]) to a
-//!   source that parses to the same template.
+//!   literal `${`. Text therefore never holds `${`, and every template
+//!   prints back ([`Display`](fmt::Display)) to a source that parses to the
+//!   same template.
 //! - A name that the resolver does not know is an error
 //!   ([`TemplateError::Unresolved`]), never an empty string: a quota key
 //!   missing `${userId}` must not silently become one key shared by everyone.

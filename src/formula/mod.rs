@@ -1,6 +1,6 @@
 //! The formula interpreter: benefit values flagged `isFormula` are
 //! arithmetic over request values, evaluated exactly in
-//! [`Decimal`](rust_decimal::Decimal), never in floating point.
+//! [`Decimal`], never in floating point.
 //!
 //! ```
 //! use accord::formula::{Formula, Lookup};
