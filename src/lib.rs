@@ -22,7 +22,9 @@ pub mod campaign;
 pub mod clock;
 pub mod condition;
 pub mod error;
+pub mod formula;
 pub mod store;
+pub mod template;
 pub mod wire;
 
 pub use clock::{Clock, ManualClock, SystemClock};
