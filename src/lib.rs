@@ -17,12 +17,17 @@
 //! that orchestrate clock, store and core; and adapters behind features.
 //! See `ARCHITECTURE.md`.
 #![forbid(unsafe_code)]
+// No unwrap on caller data: the library uses `expect` naming the invariant.
+// (Scoped to the library; tests, examples and benches may unwrap.)
+#![deny(clippy::unwrap_used)]
 
 pub mod campaign;
 pub mod clock;
 pub mod condition;
+pub mod engine;
 pub mod error;
 pub mod formula;
+pub mod limits;
 pub mod store;
 pub mod template;
 pub mod wire;

@@ -1,5 +1,13 @@
 //! The campaign side: domain types, validation and the service.
+//!
+//! See [`CampaignService`] for the operations and the crate's `DESIGN`
+//! decisions they implement.
 
 mod model;
+mod service;
+mod snapshots;
+mod validate;
 
 pub use model::*;
+pub use service::{CampaignService, RedeemResult, SearchOptions};
+pub use snapshots::DEFAULT_REFRESH;

@@ -8,7 +8,7 @@ use rust_decimal::Decimal;
 use uuid::Uuid;
 
 use super::Page;
-use crate::campaign::{Campaign, CampaignStatus, QuotaCharge, Redemption};
+use crate::campaign::{Campaign, CampaignStatus, QuotaCharge, QuotaUsage, Redemption};
 use crate::Result;
 
 /// Sort direction.
@@ -212,6 +212,13 @@ pub trait RedemptionStore: Send + Sync {
         at: DateTime<Utc>,
     ) -> impl Future<Output = Result<Option<Redemption>>> + Send;
 
+    /// The redemption recorded with an idempotency key, if any.
+    fn redemption_by_key(
+        &self,
+        project: &str,
+        idempotency_key: &str,
+    ) -> impl Future<Output = Result<Option<Redemption>>> + Send;
+
     /// One redemption.
     fn redemption(
         &self,
@@ -233,10 +240,12 @@ pub trait RedemptionStore: Send + Sync {
         keys: &[String],
     ) -> impl Future<Output = Result<HashMap<String, Decimal>>> + Send;
 
-    /// Usage of every key a campaign's redemptions ever charged, by key.
+    /// Usage of every key a campaign's redemptions ever charged, sorted by
+    /// key; `limit` is the limit recorded with the campaign's latest charge
+    /// of the key.
     fn campaign_quota_usage(
         &self,
         project: &str,
         campaign_id: Uuid,
-    ) -> impl Future<Output = Result<Vec<(String, Decimal)>>> + Send;
+    ) -> impl Future<Output = Result<Vec<QuotaUsage>>> + Send;
 }

@@ -8,7 +8,7 @@ use rust_decimal::Decimal;
 use uuid::Uuid;
 
 use super::{lock, MemoryStore};
-use crate::campaign::{Campaign, Redemption, TxStatus};
+use crate::campaign::{Campaign, QuotaUsage, Redemption, TxStatus};
 use crate::store::{
     CampaignQuery, CampaignSort, CampaignStore, Page, RedeemOutcome, RedemptionPlan,
     RedemptionQuery, RedemptionStore, SortDirection,
@@ -268,6 +268,17 @@ impl RedemptionStore for MemoryStore {
         Ok(Some(r.clone()))
     }
 
+    async fn redemption_by_key(
+        &self,
+        project: &str,
+        idempotency_key: &str,
+    ) -> Result<Option<Redemption>> {
+        let s = lock(&self.campaigns);
+        Ok(s.by_key
+            .get(&(project.to_owned(), idempotency_key.to_owned()))
+            .map(|&i| s.redemptions[i].clone()))
+    }
+
     async fn redemption(&self, project: &str, id: Uuid) -> Result<Option<Redemption>> {
         let s = lock(&self.campaigns);
         Ok(s.by_id
@@ -324,26 +335,35 @@ impl RedemptionStore for MemoryStore {
         &self,
         project: &str,
         campaign_id: Uuid,
-    ) -> Result<Vec<(String, Decimal)>> {
+    ) -> Result<Vec<QuotaUsage>> {
         let s = lock(&self.campaigns);
-        let mut keys: Vec<String> = s
+        // Latest limit per key: later redemptions overwrite earlier ones.
+        let mut limits: HashMap<String, Decimal> = HashMap::new();
+        for r in s
             .redemptions
             .iter()
             .filter(|r| r.project_id == project && r.campaign_id == campaign_id)
-            .flat_map(|r| r.quotas.iter().map(|c| c.key.clone()))
-            .collect();
-        keys.sort();
-        keys.dedup();
-        Ok(keys
+        {
+            for c in &r.quotas {
+                limits.insert(c.key.clone(), c.limit);
+            }
+        }
+        let mut out: Vec<QuotaUsage> = limits
             .into_iter()
-            .map(|k| {
+            .map(|(key, limit)| {
                 let used = s
                     .usage
-                    .get(&(project.to_owned(), k.clone()))
+                    .get(&(project.to_owned(), key.clone()))
                     .copied()
                     .unwrap_or_default();
-                (k, used)
+                QuotaUsage {
+                    key,
+                    used,
+                    limit: Some(limit),
+                }
             })
-            .collect())
+            .collect();
+        out.sort_by(|a, b| a.key.cmp(&b.key));
+        Ok(out)
     }
 }

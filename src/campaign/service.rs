@@ -1,0 +1,405 @@
+//! `CampaignService`: campaign administration, search and redeem over a store.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use super::model::{
+    Campaign, CampaignInput, Explanation, QuotaUsage, RedeemRequest, Redemption, SearchRequest,
+    SearchResponse, TxStatus,
+};
+use super::snapshots::{Snapshots, DEFAULT_REFRESH};
+use super::validate::{build, Stamp};
+use crate::engine::{self, plan_redeem, CompiledCampaign};
+use crate::limits::{MAX_CAMPAIGNS_PER_PROJECT, MAX_REF_CODE_LEN};
+use crate::store::{
+    check_page_size, CampaignQuery, CampaignStore, Page, RedeemOutcome, RedemptionPlan,
+    RedemptionQuery, RedemptionStore,
+};
+use crate::{Clock, Error, Result};
+
+/// Options of a search.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SearchOptions {
+    /// Add, per running campaign that did not fire, why.
+    pub explain: bool,
+    /// Evaluate at this instant instead of now (an administrator previewing
+    /// what will apply at a future moment).
+    pub at: Option<DateTime<Utc>>,
+}
+
+/// The result of a redeem.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RedeemResult {
+    /// The recorded redemption (the stored one, on replay).
+    pub redemption: Redemption,
+    /// Whether this was a replay of an idempotency key: nothing was charged.
+    pub replayed: bool,
+}
+
+/// Campaign administration, search and redeem.
+///
+/// Holds a per-project compiled snapshot of the campaigns (see
+/// [`SearchOptions`] and the module docs of the engine), refreshed when the
+/// store's catalog changes.
+pub struct CampaignService<S> {
+    store: Arc<S>,
+    clock: Arc<dyn Clock>,
+    snapshots: Snapshots,
+}
+
+impl<S> std::fmt::Debug for CampaignService<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CampaignService").finish_non_exhaustive()
+    }
+}
+
+fn campaign_not_found(what: impl std::fmt::Display) -> Error {
+    Error::not_found(
+        "campaign_not_found",
+        format!("no campaign {what} in this project"),
+    )
+}
+
+impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
+    /// A service over `store`, reading time from `clock`.
+    pub fn new(store: Arc<S>, clock: Arc<dyn Clock>) -> Self {
+        CampaignService {
+            store,
+            clock,
+            snapshots: Snapshots::new(DEFAULT_REFRESH),
+        }
+    }
+
+    /// Sets how long a compiled snapshot is trusted before the store is
+    /// asked whether another process changed the campaigns.
+    #[must_use]
+    pub fn with_refresh_interval(mut self, refresh: Duration) -> Self {
+        self.snapshots = Snapshots::new(refresh);
+        self
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<S> {
+        &self.store
+    }
+
+    /// The clock.
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+
+    /// Creates a campaign (version 1). `actor` becomes `createdBy`.
+    pub async fn create_campaign(
+        &self,
+        project: &str,
+        input: CampaignInput,
+        actor: &str,
+    ) -> Result<Campaign> {
+        if self.store.count_campaigns(project).await? >= MAX_CAMPAIGNS_PER_PROJECT {
+            return Err(Error::limit(
+                "too_many_campaigns",
+                format!("a project holds at most {MAX_CAMPAIGNS_PER_PROJECT} campaigns"),
+            ));
+        }
+        let now = self.clock.now();
+        let (campaign, _) = build(
+            input,
+            None,
+            &Stamp {
+                project,
+                actor,
+                now,
+            },
+        )?;
+        self.store.insert_campaign(&campaign).await?;
+        self.snapshots.invalidate(project);
+        Ok(campaign)
+    }
+
+    /// Replaces a campaign; its version increases by one. When the input
+    /// names a `version`, it must be the stored one (else `stale_version`).
+    pub async fn update_campaign(
+        &self,
+        project: &str,
+        id: Uuid,
+        input: CampaignInput,
+        actor: &str,
+    ) -> Result<Campaign> {
+        let existing = self
+            .store
+            .campaign(project, id)
+            .await?
+            .ok_or_else(|| campaign_not_found(id))?;
+        if let Some(v) = input.version {
+            if v != existing.version {
+                return Err(Error::conflict(
+                    "stale_version",
+                    format!("the campaign is at version {}, not {v}; reload it and apply the change again", existing.version),
+                ));
+            }
+        }
+        let now = self.clock.now();
+        let (campaign, _) = build(
+            input,
+            Some(&existing),
+            &Stamp {
+                project,
+                actor,
+                now,
+            },
+        )?;
+        self.store
+            .update_campaign(&campaign, existing.version)
+            .await?;
+        self.snapshots.invalidate(project);
+        Ok(campaign)
+    }
+
+    /// Deletes a campaign. Its redemptions and quota usage stay.
+    pub async fn delete_campaign(&self, project: &str, id: Uuid) -> Result<()> {
+        if !self.store.delete_campaign(project, id).await? {
+            return Err(campaign_not_found(id));
+        }
+        self.snapshots.invalidate(project);
+        Ok(())
+    }
+
+    /// One campaign, with `active` computed now.
+    pub async fn campaign(&self, project: &str, id: Uuid) -> Result<Campaign> {
+        let c = self
+            .store
+            .campaign(project, id)
+            .await?
+            .ok_or_else(|| campaign_not_found(id))?;
+        Ok(c.with_active(self.clock.now()))
+    }
+
+    /// A page of campaigns, with `active` computed now.
+    pub async fn list_campaigns(
+        &self,
+        project: &str,
+        query: &CampaignQuery,
+    ) -> Result<Page<Campaign>> {
+        check_page_size(query.size)?;
+        let now = self.clock.now();
+        Ok(self
+            .store
+            .list_campaigns(project, query)
+            .await?
+            .map(|c| c.with_active(now)))
+    }
+
+    /// Which benefits apply to this request: one entry per benefit of every
+    /// firing rule of every running campaign, in priority order, leaving out
+    /// campaigns whose quotas are already used up for this request.
+    pub async fn search(
+        &self,
+        project: &str,
+        request: &SearchRequest,
+        options: &SearchOptions,
+    ) -> Result<SearchResponse> {
+        let now = options.at.unwrap_or_else(|| self.clock.now());
+        let snapshot = self.snapshots.get(&*self.store, project).await?;
+        let outcome = snapshot.engine.search(request, now, options.explain)?;
+        let keys: Vec<String> = outcome
+            .hits
+            .iter()
+            .flat_map(|h| h.charges.iter().map(|c| c.key.clone()))
+            .collect();
+        let usage = if keys.is_empty() {
+            HashMap::new()
+        } else {
+            self.store.quota_usage(project, &keys).await?
+        };
+        let mut actions = Vec::new();
+        let mut explanations = outcome.explanations;
+        for hit in outcome.hits {
+            let exhausted = hit.charges.iter().find(|c| {
+                let used = usage.get(&c.key).copied().unwrap_or_default();
+                used + c.amount > c.limit
+            });
+            match exhausted {
+                None => actions.extend(hit.actions),
+                Some(c) if options.explain => explanations.push(Explanation {
+                    campaign_id: hit.campaign.campaign.id,
+                    ref_code: hit.campaign.campaign.ref_code.clone(),
+                    reason: "quota_exhausted".to_owned(),
+                    rule_id: None,
+                    field: None,
+                    attribute: None,
+                    op: None,
+                    expected: None,
+                    actual: None,
+                    quota_key: Some(c.key.clone()),
+                    message: format!(
+                        "quota {:?} is used up: {} of {}",
+                        c.key,
+                        usage.get(&c.key).copied().unwrap_or_default(),
+                        c.limit
+                    ),
+                }),
+                Some(_) => {}
+            }
+        }
+        Ok(SearchResponse {
+            attribute: request.attribute.clone(),
+            actions,
+            explain: options.explain.then_some(explanations),
+        })
+    }
+
+    /// Redeems a campaign: re-evaluates it against the request, then charges
+    /// every quota and records the redemption in one atomic store call.
+    pub async fn redeem(&self, project: &str, request: &RedeemRequest) -> Result<RedeemResult> {
+        if request.campaign_code.trim().is_empty() {
+            return Err(Error::invalid_field(
+                "campaignCode",
+                "required",
+                "campaignCode is required",
+            ));
+        }
+        if let Some(key) = &request.idempotency_key {
+            if key.is_empty() || key.len() > MAX_REF_CODE_LEN {
+                return Err(Error::invalid_field(
+                    "idempotencyKey",
+                    "invalid_idempotency_key",
+                    format!("an idempotency key has 1 to {MAX_REF_CODE_LEN} bytes"),
+                ));
+            }
+            // A replay returns what was recorded, even if the campaign has
+            // ended or changed since.
+            if let Some(stored) = self.store.redemption_by_key(project, key).await? {
+                return replay(stored, request);
+            }
+        }
+        engine::check_limits(&request.as_search())?;
+        let campaign = self
+            .store
+            .campaign_by_code(project, &request.campaign_code)
+            .await?
+            .ok_or_else(|| {
+                campaign_not_found(format_args!("with refCode {:?}", request.campaign_code))
+            })?;
+        let compiled = self.compiled(project, &campaign).await?;
+        let now = self.clock.now();
+        let plan = plan_redeem(&compiled, request, now)?;
+        let redemption = Redemption {
+            id: Uuid::new_v4(),
+            project_id: project.to_owned(),
+            campaign_id: campaign.id,
+            campaign_code: campaign.ref_code.clone(),
+            campaign_version: campaign.version,
+            status: TxStatus::Complete,
+            user_id: request.attribute.get("userId").and_then(engine_scalar_text),
+            channel: request.channel.clone(),
+            idempotency_key: request.idempotency_key.clone(),
+            action_txs: plan.action_txs,
+            quotas: plan.charges,
+            created_date: now,
+            cancelled_date: None,
+        };
+        match self.store.redeem(&RedemptionPlan { redemption }).await? {
+            RedeemOutcome::Recorded(r) => Ok(RedeemResult {
+                redemption: r,
+                replayed: false,
+            }),
+            RedeemOutcome::Replayed(r) => replay(r, request),
+            RedeemOutcome::QuotaExceeded { key, used, limit } => Err(Error::conflict(
+                "quota_exceeded",
+                format!("quota {key:?} is exhausted: {used} of {limit} used"),
+            )),
+        }
+    }
+
+    /// The compiled form of a stored campaign: from the snapshot when it
+    /// holds this very version, else compiled now.
+    async fn compiled(&self, project: &str, campaign: &Campaign) -> Result<Arc<CompiledCampaign>> {
+        let snapshot = self.snapshots.get(&*self.store, project).await?;
+        if let Some(cc) = snapshot.engine.by_code(&campaign.ref_code) {
+            if cc.campaign.id == campaign.id && cc.campaign.version == campaign.version {
+                return Ok(Arc::clone(cc));
+            }
+        }
+        CompiledCampaign::compile(campaign)
+            .map(Arc::new)
+            .map_err(|fields| {
+                Error::internal(format!(
+                    "stored campaign {} does not compile: {fields:?}",
+                    campaign.id
+                ))
+            })
+    }
+
+    /// Cancels a redemption: its transactions become `CANCELLED` and its
+    /// quota charges are given back. Cancelling twice changes nothing.
+    pub async fn cancel_redemption(&self, project: &str, id: Uuid) -> Result<Redemption> {
+        self.store
+            .cancel_redemption(project, id, self.clock.now())
+            .await?
+            .ok_or_else(|| {
+                Error::not_found(
+                    "redemption_not_found",
+                    format!("no redemption {id} in this project"),
+                )
+            })
+    }
+
+    /// One redemption.
+    pub async fn redemption(&self, project: &str, id: Uuid) -> Result<Redemption> {
+        self.store.redemption(project, id).await?.ok_or_else(|| {
+            Error::not_found(
+                "redemption_not_found",
+                format!("no redemption {id} in this project"),
+            )
+        })
+    }
+
+    /// A page of redemptions, newest first.
+    pub async fn list_redemptions(
+        &self,
+        project: &str,
+        query: &RedemptionQuery,
+    ) -> Result<Page<Redemption>> {
+        check_page_size(query.size)?;
+        self.store.list_redemptions(project, query).await
+    }
+
+    /// Usage of every quota key a campaign's redemptions charged.
+    pub async fn quota_usage(&self, project: &str, campaign_id: Uuid) -> Result<Vec<QuotaUsage>> {
+        if self.store.campaign(project, campaign_id).await?.is_none() {
+            return Err(campaign_not_found(campaign_id));
+        }
+        self.store.campaign_quota_usage(project, campaign_id).await
+    }
+}
+
+fn engine_scalar_text(v: &serde_json::Value) -> Option<String> {
+    match v {
+        serde_json::Value::String(s) => Some(s.clone()),
+        serde_json::Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// The stored redemption of an idempotency key, if the request is for the
+/// same campaign; a key reused for another campaign is a client bug.
+fn replay(stored: Redemption, request: &RedeemRequest) -> Result<RedeemResult> {
+    if stored.campaign_code != request.campaign_code {
+        return Err(Error::new(
+            crate::ErrorKind::Validation,
+            "idempotency_key_reused",
+            format!(
+                "this idempotency key was used for campaign {:?}; use a new key for another redemption",
+                stored.campaign_code
+            ),
+        ));
+    }
+    Ok(RedeemResult {
+        redemption: stored,
+        replayed: true,
+    })
+}

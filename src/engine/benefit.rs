@@ -1,0 +1,236 @@
+//! Evaluating benefits (formulas and `${name}` text) and quota charges.
+
+use std::borrow::Cow;
+
+use chrono::{DateTime, Datelike, Utc};
+use rust_decimal::Decimal;
+
+use super::compile::{CompiledBenefit, CompiledCampaign, Value};
+use super::request::{Item, Prepared};
+use crate::campaign::{DataItem, QuotaCharge, Then};
+use crate::formula::Lookup;
+use crate::wire::parse_decimal;
+use crate::{Error, Result};
+
+/// The reserved names of templates and formulas.
+pub const RESERVED_NAMES: [&str; 6] = [
+    "campaignCode",
+    "campaignId",
+    "channel",
+    "day",
+    "month",
+    "year",
+];
+
+/// The value of a reserved name. `channel` is the campaign's channel, or the
+/// request's when the campaign has none.
+pub(crate) fn reserved<'a>(
+    name: &str,
+    cc: &'a CompiledCampaign,
+    req: &'a Prepared<'_>,
+    now: DateTime<Utc>,
+) -> Option<Cow<'a, str>> {
+    let c = &cc.campaign;
+    Some(match name {
+        "campaignCode" => Cow::Borrowed(c.ref_code.as_str()),
+        "campaignId" => Cow::Owned(c.id.to_string()),
+        "channel" => Cow::Borrowed(c.channel.as_deref().or(req.request.channel.as_deref())?),
+        "day" => Cow::Owned(now.day().to_string()),
+        "month" => Cow::Owned(now.month().to_string()),
+        "year" => Cow::Owned(now.year().to_string()),
+        _ => return None,
+    })
+}
+
+/// Resolves a benefit name, in the order of the design: the matched cart
+/// item, the request attributes, the cart, the reserved names.
+fn benefit_name<'a>(
+    name: &str,
+    item: Option<&'a Item>,
+    cc: &'a CompiledCampaign,
+    req: &'a Prepared<'_>,
+    now: DateTime<Utc>,
+) -> Option<Cow<'a, str>> {
+    if let Some(v) = item.and_then(|i| i.lookup(name)) {
+        return Some(Cow::Borrowed(v));
+    }
+    if let Some(v) = req.attribute_text(name) {
+        return Some(Cow::Owned(v.into_owned()));
+    }
+    if let Some(v) = req.cart_text(name) {
+        return Some(Cow::Borrowed(v));
+    }
+    reserved(name, cc, req, now)
+}
+
+/// Formats a formula result: normalized, so `10.00` is `10`.
+fn format_decimal(d: Decimal) -> String {
+    d.normalize().to_string()
+}
+
+/// Evaluates a benefit: formulas computed, placeholders substituted.
+/// `path` is the benefit's field path, for errors.
+pub(crate) fn evaluate(
+    benefit: &CompiledBenefit,
+    path: &str,
+    item: Option<&Item>,
+    cc: &CompiledCampaign,
+    req: &Prepared<'_>,
+    now: DateTime<Utc>,
+) -> Result<Then> {
+    let resolve = |name: &str| benefit_name(name, item, cc, req, now);
+    let mut data: Vec<DataItem> = Vec::with_capacity(benefit.values.len());
+    for (d, (value, source)) in benefit.values.iter().zip(&benefit.then.data).enumerate() {
+        let field = || format!("{path}.data[{d}].value");
+        let text = match value {
+            Value::Text(t) => t.render(&|name| resolve(name)).map_err(|e| {
+                let message = e.to_string();
+                Error::invalid_field(field(), e.code(), message)
+            })?,
+            Value::Formula(f) => {
+                let lookup = |name: &str| match resolve(name) {
+                    None => Lookup::Missing,
+                    Some(v) => parse_decimal(&v)
+                        .map_or_else(|| Lookup::NotANumber(v.into_owned()), Lookup::Number),
+                };
+                let n = f.eval(&lookup).map_err(|e| {
+                    let message = e.to_string();
+                    Error::invalid_field(field(), e.code(), message)
+                })?;
+                format_decimal(n)
+            }
+        };
+        data.push(DataItem {
+            value: text,
+            ..source.clone()
+        });
+    }
+    Ok(Then {
+        data,
+        ..benefit.then.clone()
+    })
+}
+
+/// The quota charges of a redemption of `benefits` (already evaluated):
+/// one per distinct key, amounts summed and the smallest limit kept, sorted
+/// by key (the order in which SQL stores lock them).
+pub(crate) fn charges(
+    cc: &CompiledCampaign,
+    benefits: &[Then],
+    req: &Prepared<'_>,
+    now: DateTime<Utc>,
+) -> Result<Vec<QuotaCharge>> {
+    let charges = (0..cc.quotas.len())
+        .map(|q| charge(cc, q, benefits, req, now))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(merge(charges))
+}
+
+/// Merges charges to the same key (amounts summed, smallest limit kept) and
+/// sorts them by key.
+pub(crate) fn merge(charges: Vec<QuotaCharge>) -> Vec<QuotaCharge> {
+    let mut out: Vec<QuotaCharge> = Vec::with_capacity(charges.len());
+    for c in charges {
+        match out.iter_mut().find(|o| o.key == c.key) {
+            Some(existing) => {
+                existing.amount += c.amount;
+                existing.limit = existing.limit.min(c.limit);
+            }
+            None => out.push(c),
+        }
+    }
+    out.sort_by(|a, b| a.key.cmp(&b.key));
+    out
+}
+
+/// The charge of quota `q` for a redemption of `benefits`.
+///
+/// Key names resolve from the reserved names first (a request cannot spoof
+/// `campaignCode`), then the benefits' attributes, then the request's
+/// attributes. The amount is 1, or the `valueField`: the sum of that
+/// attribute over the redeemed benefits that have it, else the request
+/// attribute of that name.
+pub(crate) fn charge(
+    cc: &CompiledCampaign,
+    q: usize,
+    benefits: &[Then],
+    req: &Prepared<'_>,
+    now: DateTime<Utc>,
+) -> Result<QuotaCharge> {
+    let quota = &cc.quotas[q];
+    let benefit_attr = |name: &str| {
+        benefits
+            .iter()
+            .flat_map(|b| &b.data)
+            .find(|d| d.attribute == name)
+            .map(|d| d.value.as_str())
+    };
+    let resolve = |name: &str| -> Option<Cow<'_, str>> {
+        reserved(name, cc, req, now)
+            .or_else(|| benefit_attr(name).map(Cow::Borrowed))
+            .or_else(|| req.attribute_text(name))
+    };
+    let key = quota.key.render(&|name| resolve(name)).map_err(|e| {
+        Error::invalid_field(
+            format!("quotas[{q}].key"),
+            "quota_key_unresolved",
+            format!(
+                "the quota key {:?} cannot be built: {e}",
+                cc.campaign.quotas[q].key
+            ),
+        )
+    })?;
+    let amount = match &quota.value_field {
+        None => Decimal::ONE,
+        Some(field) => quota_amount(field, benefits, req).map_err(|message| {
+            Error::invalid_field(
+                format!("quotas[{q}].valueField"),
+                "invalid_quota_amount",
+                message,
+            )
+        })?,
+    };
+    Ok(QuotaCharge {
+        key,
+        amount,
+        limit: quota.limit,
+    })
+}
+
+fn quota_amount(
+    field: &str,
+    benefits: &[Then],
+    req: &Prepared<'_>,
+) -> std::result::Result<Decimal, String> {
+    let from_benefits: Vec<&str> = benefits
+        .iter()
+        .flat_map(|b| &b.data)
+        .filter(|d| d.attribute == field)
+        .map(|d| d.value.as_str())
+        .collect();
+    let texts: Vec<Cow<'_, str>> = if from_benefits.is_empty() {
+        match req.attribute_text(field) {
+            Some(v) => vec![v],
+            None => {
+                return Err(format!(
+                    "{field:?} is neither a benefit attribute nor a request attribute"
+                ))
+            }
+        }
+    } else {
+        from_benefits.into_iter().map(Cow::Borrowed).collect()
+    };
+    let mut sum = Decimal::ZERO;
+    for t in texts {
+        let n = parse_decimal(&t).ok_or_else(|| format!("{field:?} is {t:?}, not a number"))?;
+        if n < Decimal::ZERO {
+            return Err(format!(
+                "{field:?} is {t}; a quota amount cannot be negative"
+            ));
+        }
+        sum = sum
+            .checked_add(n)
+            .ok_or_else(|| format!("the sum of {field:?} overflows"))?;
+    }
+    Ok(sum)
+}

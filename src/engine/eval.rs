@@ -1,0 +1,240 @@
+//! Evaluating the rules of a campaign against a prepared request, and
+//! explaining why they did not fire.
+
+use chrono::{DateTime, Utc};
+
+use super::compile::{CompiledCampaign, CompiledGroup, CompiledRule};
+use super::request::{item_input, Prepared};
+use crate::campaign::{Condition, Explanation, MatchKind, Rule};
+use crate::condition::{Field, Input, Test};
+
+/// A group or rule that holds, with the cart item that satisfied its item
+/// conditions (for a rule: those of its first group that has any).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Held(pub(crate) Option<usize>);
+
+/// Evaluates conditions for one request, memoising regex results per
+/// (pattern, value) so that a pattern shared by many campaigns, or tested on
+/// the same value by many conditions, runs once.
+#[derive(Default)]
+pub(crate) struct Evaluator {
+    regex_memo: std::collections::HashMap<(usize, usize), bool>,
+}
+
+impl Evaluator {
+    fn check(&mut self, test: &Test, field: &Field) -> Option<bool> {
+        match test {
+            Test::Regex(re) => {
+                // Both addresses are stable for the lifetime of one search: the
+                // engine snapshot and the prepared request are borrowed, not moved.
+                let key = (
+                    std::ptr::from_ref(re) as usize,
+                    std::ptr::from_ref(field) as usize,
+                );
+                Some(
+                    *self
+                        .regex_memo
+                        .entry(key)
+                        .or_insert_with(|| re.is_match(field.text())),
+                )
+            }
+            other => other.check(field),
+        }
+    }
+
+    fn holds(&mut self, cond: &crate::condition::CompiledCondition, input: Input<'_>) -> bool {
+        cond.eval_with(input, &mut |t, f| self.check(t, f))
+    }
+
+    /// Whether a group holds, and with which cart item.
+    fn group(&mut self, group: &CompiledGroup, req: &Prepared<'_>) -> Option<Held> {
+        match group.match_kind {
+            MatchKind::All => {
+                for (_, c) in &group.plain {
+                    if !self.holds(c, req.input(&c.target)) {
+                        return None;
+                    }
+                }
+                if group.item.is_empty() {
+                    return Some(Held(None));
+                }
+                req.items
+                    .iter()
+                    .position(|item| {
+                        group
+                            .item
+                            .iter()
+                            .all(|(_, c)| self.holds(c, item_input(item, &c.target)))
+                    })
+                    .map(|i| Held(Some(i)))
+            }
+            // Validation rejects unknown kinds; treat them as never holding.
+            MatchKind::Any | MatchKind::Unknown(_) => {
+                if !matches!(group.match_kind, MatchKind::Any) {
+                    return None;
+                }
+                let item = req.items.iter().position(|item| {
+                    group
+                        .item
+                        .iter()
+                        .any(|(_, c)| self.holds(c, item_input(item, &c.target)))
+                });
+                let plain = group
+                    .plain
+                    .iter()
+                    .any(|(_, c)| self.holds(c, req.input(&c.target)));
+                (plain || item.is_some()).then_some(Held(item))
+            }
+        }
+    }
+
+    /// Whether a rule fires (its conditions only; the validity window is
+    /// checked by [`rule_valid_at`]), and with which cart item: the one that
+    /// satisfied its first group with item conditions.
+    pub(crate) fn rule(&mut self, rule: &CompiledRule, req: &Prepared<'_>) -> Option<Held> {
+        let mut matched = None;
+        for group in &rule.groups {
+            let held = self.group(group, req)?;
+            if matched.is_none() && !group.item.is_empty() {
+                matched = Some(held);
+            }
+        }
+        Some(matched.unwrap_or(Held(None)))
+    }
+}
+
+/// Whether a rule's `validFrom`/`validTo` window contains `now`.
+pub(crate) fn rule_valid_at(rule: &Rule, now: DateTime<Utc>) -> bool {
+    rule.valid_from.is_none_or(|from| from <= now) && rule.valid_to.is_none_or(|to| now < to)
+}
+
+/// An explanation skeleton for a campaign.
+pub(crate) fn explanation(cc: &CompiledCampaign, reason: &str, message: String) -> Explanation {
+    Explanation {
+        campaign_id: cc.campaign.id,
+        ref_code: cc.campaign.ref_code.clone(),
+        reason: reason.to_owned(),
+        rule_id: None,
+        field: None,
+        attribute: None,
+        op: None,
+        expected: None,
+        actual: None,
+        quota_key: None,
+        message,
+    }
+}
+
+/// Why no rule of a campaign fired: the first rule's first failure.
+pub(crate) fn explain(
+    cc: &CompiledCampaign,
+    req: &Prepared<'_>,
+    now: DateTime<Utc>,
+) -> Explanation {
+    let Some((r, rule)) = cc.rules.iter().enumerate().next() else {
+        return explanation(cc, "no_rules", "the campaign has no rules".to_owned());
+    };
+    let source = &cc.campaign.rules[r];
+    if !rule_valid_at(source, now) {
+        return Explanation {
+            rule_id: Some(source.id.clone()),
+            field: Some(format!("rules[{r}]")),
+            ..explanation(
+                cc,
+                "rule_not_valid_now",
+                "the rule is outside its validFrom/validTo window".to_owned(),
+            )
+        };
+    }
+    let mut ev = Evaluator::default();
+    for (g, group) in rule.groups.iter().enumerate() {
+        if ev.group(group, req).is_some() {
+            continue;
+        }
+        let gpath = format!("rules[{r}].when[{g}]");
+        let conds = &source.when[g].conditions;
+        let failed = |c: usize, actual: Option<String>, message: String| Explanation {
+            rule_id: Some(source.id.clone()),
+            field: Some(format!("{gpath}.conditions[{c}]")),
+            attribute: Some(conds[c].attribute.clone()),
+            op: Some(conds[c].op.as_str().to_owned()),
+            expected: Some(conds[c].value.clone()),
+            actual,
+            ..explanation(cc, "condition_failed", message)
+        };
+        if group.match_kind != MatchKind::All {
+            let c = group
+                .plain
+                .iter()
+                .chain(&group.item)
+                .map(|(i, _)| *i)
+                .min()
+                .unwrap_or(0);
+            return Explanation {
+                field: Some(gpath.clone()),
+                ..failed(
+                    c,
+                    None,
+                    "none of the conditions of the ANY group holds".to_owned(),
+                )
+            };
+        }
+        for (c, cond) in &group.plain {
+            let input = req.input(&cond.target);
+            if !ev.holds(cond, input) {
+                let actual = input.describe();
+                return failed(
+                    *c,
+                    actual.clone(),
+                    describe_failure(&conds[*c], actual.as_deref()),
+                );
+            }
+        }
+        for (c, cond) in &group.item {
+            if !req
+                .items
+                .iter()
+                .any(|item| ev.holds(cond, item_input(item, &cond.target)))
+            {
+                let values: Vec<String> = req
+                    .items
+                    .iter()
+                    .filter_map(|item| item_input(item, &cond.target).describe())
+                    .collect();
+                let actual = (!values.is_empty()).then(|| values.join("; "));
+                let message = if req.items.is_empty() {
+                    "the cart has no items".to_owned()
+                } else {
+                    format!("no cart item satisfies {}", describe(&conds[*c]))
+                };
+                return failed(*c, actual, message);
+            }
+        }
+        return Explanation {
+            rule_id: Some(source.id.clone()),
+            field: Some(gpath),
+            ..explanation(
+                cc,
+                "condition_failed",
+                "each item condition is met by some cart item, but no single item meets all of them".to_owned(),
+            )
+        };
+    }
+    // The first rule fired: the campaign failed for another reason (formulas).
+    explanation(cc, "no_rule_fired", "no rule produced an action".to_owned())
+}
+
+fn describe(c: &Condition) -> String {
+    format!("{} {} {:?} ({})", c.attribute, c.op, c.value, c.value_type)
+}
+
+fn describe_failure(c: &Condition, actual: Option<&str>) -> String {
+    match actual {
+        None => format!("{} is missing, so {} cannot hold", c.attribute, describe(c)),
+        Some(a) => format!(
+            "{} is {a:?}, which does not satisfy {}",
+            c.attribute,
+            describe(c)
+        ),
+    }
+}

@@ -1,0 +1,245 @@
+//! A search or redeem request, prepared once for evaluation.
+//!
+//! Preparing resolves each custom attribute to a [`Field`] (or a collection of
+//! them) and each cart item's fields, so conditions never look at JSON and
+//! each value's decimal form is parsed at most once per request.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::campaign::{CartItem, SearchRequest};
+use crate::condition::{Field, Input, Target};
+use crate::limits::{
+    MAX_ATTRIBUTES, MAX_ATTRIBUTE_ARRAY_LEN, MAX_CART_ITEMS, MAX_REQUEST_STRING_LEN,
+    MAX_TAGS_PER_ITEM,
+};
+use crate::wire::Scalar;
+use crate::{Error, Result};
+
+/// A custom attribute as conditions see it.
+#[derive(Debug, Clone)]
+pub(crate) enum Attr {
+    One(Field),
+    Many(Vec<Field>),
+    /// `null` or an object: present in JSON, but not comparable.
+    Missing,
+}
+
+impl Attr {
+    fn from_json(v: &Value) -> Attr {
+        match v {
+            Value::Array(xs) => {
+                Attr::Many(xs.iter().filter_map(scalar_text).map(Field::new).collect())
+            }
+            other => scalar_text(other).map_or(Attr::Missing, |t| Attr::One(Field::new(t))),
+        }
+    }
+
+    fn input(&self) -> Input<'_> {
+        match self {
+            Attr::One(f) => Input::One(f),
+            Attr::Many(fs) => Input::Many(fs),
+            Attr::Missing => Input::Missing,
+        }
+    }
+}
+
+/// The text of a JSON scalar: strings as is, numbers and booleans in JSON form.
+pub(crate) fn scalar_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Null | Value::Array(_) | Value::Object(_) => None,
+    }
+}
+
+/// One cart item, prepared.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Item {
+    pub(crate) name: Option<Field>,
+    pub(crate) sku: Option<Field>,
+    pub(crate) amount: Option<Field>,
+    pub(crate) price: Option<Field>,
+    pub(crate) tags: Vec<Field>,
+}
+
+impl Item {
+    fn new(item: &CartItem) -> Item {
+        let field = |s: &Option<Scalar>| s.as_ref().map(|s| Field::new(s.as_text()));
+        Item {
+            name: item.name.as_deref().map(Field::new),
+            sku: field(&item.sku),
+            amount: field(&item.amount),
+            price: field(&item.price),
+            tags: item.tags.iter().map(|t| Field::new(t.as_str())).collect(),
+        }
+    }
+
+    /// The item's value of a name, for benefit placeholders.
+    pub(crate) fn lookup(&self, name: &str) -> Option<&str> {
+        let f = match name {
+            "sku" => &self.sku,
+            "amount" => &self.amount,
+            "price" => &self.price,
+            "name" => &self.name,
+            _ => return None,
+        };
+        f.as_ref().map(Field::text)
+    }
+}
+
+/// A request, prepared for evaluation.
+#[derive(Debug)]
+pub struct Prepared<'r> {
+    pub(crate) request: &'r SearchRequest,
+    attrs: HashMap<&'r str, Attr>,
+    total_price: Option<Field>,
+    currency: Option<Field>,
+    pub(crate) items: Vec<Item>,
+}
+
+impl<'r> Prepared<'r> {
+    /// Prepares a request; fails when it exceeds a request limit.
+    pub fn new(request: &'r SearchRequest) -> Result<Prepared<'r>> {
+        check_limits(request)?;
+        let cart = &request.cart;
+        Ok(Prepared {
+            request,
+            attrs: request
+                .attribute
+                .iter()
+                .map(|(k, v)| (k.as_str(), Attr::from_json(v)))
+                .collect(),
+            total_price: cart.total_price.as_ref().map(|s| Field::new(s.as_text())),
+            currency: cart.currency.as_ref().map(|s| Field::new(s.as_text())),
+            items: cart.items.iter().map(Item::new).collect(),
+        })
+    }
+
+    /// The input of a non-item target.
+    pub(crate) fn input(&self, target: &Target) -> Input<'_> {
+        match target {
+            Target::TotalPrice => self.total_price.as_ref().map_or(Input::Missing, Input::One),
+            Target::Currency => self.currency.as_ref().map_or(Input::Missing, Input::One),
+            Target::Custom(name) => self.attrs.get(&**name).map_or(Input::Missing, Attr::input),
+            // Item targets are read through `item_input`.
+            Target::Sku | Target::Amount | Target::Price | Target::Tags => Input::Missing,
+        }
+    }
+
+    /// The request's attribute value as text, for placeholders.
+    pub(crate) fn attribute_text(&self, name: &str) -> Option<Cow<'r, str>> {
+        self.request
+            .attribute
+            .get(name)
+            .and_then(scalar_text)
+            .map(Cow::Owned)
+    }
+
+    /// The cart's value of a name, for placeholders.
+    pub(crate) fn cart_text(&self, name: &str) -> Option<&str> {
+        match name {
+            "totalPrice" => self.total_price.as_ref().map(Field::text),
+            "currency" => self.currency.as_ref().map(Field::text),
+            _ => None,
+        }
+    }
+}
+
+/// The input of an item target on one item.
+pub(crate) fn item_input<'a>(item: &'a Item, target: &Target) -> Input<'a> {
+    let opt = |f: &'a Option<Field>| f.as_ref().map_or(Input::Missing, Input::One);
+    match target {
+        Target::Sku => opt(&item.sku),
+        Target::Amount => opt(&item.amount),
+        Target::Price => opt(&item.price),
+        Target::Tags => Input::Many(&item.tags),
+        Target::TotalPrice | Target::Currency | Target::Custom(_) => Input::Missing,
+    }
+}
+
+fn too_large(what: &str, limit: usize) -> Error {
+    Error::limit(
+        "request_too_large",
+        format!("{what} exceeds the limit of {limit}"),
+    )
+}
+
+/// Checks the request limits of [`crate::limits`].
+pub fn check_limits(request: &SearchRequest) -> Result<()> {
+    let long = |s: &str| s.len() > MAX_REQUEST_STRING_LEN;
+    if request.attribute.len() > MAX_ATTRIBUTES {
+        return Err(too_large("the number of attributes", MAX_ATTRIBUTES));
+    }
+    for (name, value) in &request.attribute {
+        if long(name) {
+            return Err(too_large(
+                "the length of an attribute name",
+                MAX_REQUEST_STRING_LEN,
+            ));
+        }
+        match value {
+            Value::String(s) if long(s) => {
+                return Err(too_large(
+                    &format!("the length of attribute {name:?}"),
+                    MAX_REQUEST_STRING_LEN,
+                ))
+            }
+            Value::Array(xs) => {
+                if xs.len() > MAX_ATTRIBUTE_ARRAY_LEN {
+                    return Err(too_large(
+                        &format!("the length of array attribute {name:?}"),
+                        MAX_ATTRIBUTE_ARRAY_LEN,
+                    ));
+                }
+                if xs.iter().any(|x| matches!(x, Value::String(s) if long(s))) {
+                    return Err(too_large(
+                        &format!("the length of a value of attribute {name:?}"),
+                        MAX_REQUEST_STRING_LEN,
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    let cart = &request.cart;
+    if cart.items.len() > MAX_CART_ITEMS {
+        return Err(too_large("the number of cart items", MAX_CART_ITEMS));
+    }
+    let scalar_long = |s: &Option<Scalar>| s.as_ref().is_some_and(|s| long(&s.as_text()));
+    if scalar_long(&cart.total_price) || scalar_long(&cart.currency) {
+        return Err(too_large(
+            "the length of a cart field",
+            MAX_REQUEST_STRING_LEN,
+        ));
+    }
+    for item in &cart.items {
+        if item.tags.len() > MAX_TAGS_PER_ITEM {
+            return Err(too_large(
+                "the number of tags of a cart item",
+                MAX_TAGS_PER_ITEM,
+            ));
+        }
+        if scalar_long(&item.sku)
+            || scalar_long(&item.amount)
+            || scalar_long(&item.price)
+            || item.name.as_deref().is_some_and(long)
+            || item.tags.iter().any(|t| long(t))
+        {
+            return Err(too_large(
+                "the length of a cart item field",
+                MAX_REQUEST_STRING_LEN,
+            ));
+        }
+    }
+    if request.channel.as_deref().is_some_and(long) || request.name.as_deref().is_some_and(long) {
+        return Err(too_large(
+            "the length of channel or name",
+            MAX_REQUEST_STRING_LEN,
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,259 @@
+#![allow(clippy::needless_pass_by_value)]
+
+use chrono::{DateTime, TimeZone, Utc};
+use serde_json::json;
+
+use super::*;
+use crate::campaign::{Campaign, RedeemRequest};
+
+fn now() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 6, 15, 10, 0, 0).unwrap()
+}
+
+/// A stored campaign from JSON; only rules, quotas and a few fields vary.
+fn campaign(code: &str, extra: serde_json::Value) -> Campaign {
+    let mut base = json!({
+        "id": uuid::Uuid::new_v4(), "name": code, "description": null, "imageUrl": null,
+        "startDate": "2026-01-01T00:00:00Z", "endDate": "2027-01-01T00:00:00Z",
+        "refCode": code, "status": "ENABLE", "priority": 1, "channel": null, "groupName": null,
+        "quotas": [], "rules": [], "projectId": "p", "version": 1,
+        "createdBy": "t", "lastModifiedBy": "t",
+        "createdDate": "2026-01-01T00:00:00Z", "lastModifiedDate": "2026-01-01T00:00:00Z"
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        base[k] = v.clone();
+    }
+    serde_json::from_value(base).unwrap()
+}
+
+fn rule(
+    name: &str,
+    op: &str,
+    when: serde_json::Value,
+    then: serde_json::Value,
+) -> serde_json::Value {
+    json!({"id": name, "name": name, "when": when, "thenOperator": op, "then": then})
+}
+
+fn benefit(action_ref: &str, data: serde_json::Value) -> serde_json::Value {
+    json!({"action": "DISCOUNT", "actionRef": action_ref, "data": data})
+}
+
+fn engine(campaigns: Vec<Campaign>) -> Engine {
+    Engine::new(
+        campaigns
+            .iter()
+            .map(|c| Arc::new(CompiledCampaign::compile(c).unwrap())),
+    )
+}
+
+fn refs(engine: &Engine, request: serde_json::Value) -> Vec<String> {
+    let req: SearchRequest = serde_json::from_value(request).unwrap();
+    let out = engine.search(&req, now(), false).unwrap();
+    out.hits
+        .iter()
+        .flat_map(|h| h.actions.iter().map(|a| a.action.action_ref.clone()))
+        .collect()
+}
+
+#[test]
+fn any_groups_and_empty_groups() {
+    let e = engine(vec![campaign(
+        "C",
+        json!({"rules": [
+            rule("any", "AND", json!([{"match": "ANY", "conditions": [
+                {"type": "custom", "attribute": "a", "op": "eq", "value": "1"},
+                {"type": "cartItem", "attribute": "sku", "op": "eq", "value": "S"}
+            ]}]), json!([benefit("any", json!([{"attribute": "sku", "value": "${sku}"}]))])),
+            rule("always", "AND", json!([]), json!([benefit("always", json!([]))])),
+            rule("empty-any", "AND", json!([{"match": "ANY", "conditions": []}]), json!([benefit("never", json!([]))]))
+        ]}),
+    )]);
+    assert_eq!(
+        refs(&e, json!({"attribute": {"a": "1"}})),
+        ["always"],
+        "ANY satisfied by `a`, but `${{sku}}` has no item"
+    );
+    assert_eq!(
+        refs(&e, json!({"cart": {"items": [{"sku": "X"}, {"sku": "S"}]}})),
+        ["any", "always"]
+    );
+    assert_eq!(
+        refs(
+            &e,
+            json!({"attribute": {"a": "1"}, "cart": {"items": [{"sku": "S"}]}})
+        ),
+        ["any", "always"]
+    );
+    assert_eq!(refs(&e, json!({})), ["always"]);
+}
+
+#[test]
+fn rule_validity_window_and_campaign_period() {
+    let c = campaign(
+        "C",
+        json!({"rules": [
+            rule("early", "AND", json!([]), json!([benefit("early", json!([]))])),
+            rule("later", "AND", json!([]), json!([benefit("later", json!([]))]))
+        ]}),
+    );
+    let mut c = c;
+    c.rules[1].valid_from = Some(Utc.with_ymd_and_hms(2026, 7, 1, 0, 0, 0).unwrap());
+    c.rules[0].valid_to = Some(now());
+    let e = engine(vec![c.clone()]);
+    assert!(
+        refs(&e, json!({})).is_empty(),
+        "validTo is exclusive, validFrom in the future"
+    );
+    let req = SearchRequest::default();
+    let out = e
+        .search(
+            &req,
+            Utc.with_ymd_and_hms(2026, 7, 1, 0, 0, 0).unwrap(),
+            false,
+        )
+        .unwrap();
+    assert_eq!(out.hits[0].actions[0].action.action_ref, "later");
+    // endDate is exclusive; startDate inclusive.
+    assert!(e.search(&req, c.end_date, false).unwrap().hits.is_empty());
+    let at_start = e.search(&req, c.start_date, false).unwrap();
+    assert_eq!(
+        at_start.hits[0].actions.len(),
+        1,
+        "'later' not yet valid, 'early' valid"
+    );
+    assert_eq!(at_start.hits[0].actions[0].action.action_ref, "early");
+}
+
+#[test]
+fn a_benefit_whose_formula_fails_is_dropped_not_the_others() {
+    let e = engine(vec![campaign(
+        "C",
+        json!({"rules": [rule("r", "AND", json!([]), json!([
+            benefit("div", json!([{"attribute": "x", "value": "10 / ${n}", "isFormula": true}])),
+            benefit("ok", json!([{"attribute": "x", "value": "10 * ${n}", "isFormula": true}]))
+        ]))]}),
+    )]);
+    assert_eq!(refs(&e, json!({"attribute": {"n": "0"}})), ["ok"]);
+    assert_eq!(refs(&e, json!({"attribute": {"n": "4"}})), ["div", "ok"]);
+    let req: SearchRequest = serde_json::from_value(json!({"attribute": {"n": "abc"}})).unwrap();
+    let out = e.search(&req, now(), true).unwrap();
+    assert!(out.hits.is_empty());
+    assert_eq!(out.explanations[0].reason, "formula_failed");
+    assert_eq!(
+        out.explanations[0].field.as_deref(),
+        Some("rules[0].then[0].data[0].value")
+    );
+}
+
+#[test]
+fn formula_names_resolve_item_then_attribute_then_cart_then_reserved() {
+    let e = engine(vec![campaign(
+        "CODE",
+        json!({"rules": [rule("r", "AND",
+        json!([{"match": "ALL", "conditions": [{"type": "cartItem", "attribute": "sku", "op": "eq", "value": "B"}]}]),
+        json!([benefit("b", json!([
+            {"attribute": "amount", "value": "${amount}"},
+            {"attribute": "price", "value": "${price}"},
+            {"attribute": "total", "value": "${totalPrice} ${currency}"},
+            {"attribute": "code", "value": "${campaignCode}/${year}-${month}-${day}"}
+        ]))]))]}),
+    )]);
+    let req: SearchRequest = serde_json::from_value(json!({
+        "attribute": {"amount": "from-attribute", "price": "p-attr", "campaignCode": "spoof"},
+        "cart": {"totalPrice": 70, "currency": "THB", "items": [{"sku": "A", "amount": 1}, {"sku": "B", "amount": 5}]}
+    }))
+    .unwrap();
+    let out = e.search(&req, now(), false).unwrap();
+    let values: Vec<&str> = out.hits[0].actions[0]
+        .action
+        .data
+        .iter()
+        .map(|d| d.value.as_str())
+        .collect();
+    // amount from the matched item B; price: item B has none, so the attribute;
+    // campaignCode: the attribute wins for benefit text (design order).
+    assert_eq!(values, ["5", "p-attr", "70 THB", "spoof/2026-6-15"]);
+}
+
+#[test]
+fn quota_keys_prefer_reserved_names_and_merge_duplicates() {
+    let c = campaign(
+        "CODE",
+        json!({
+            "quotas": [
+                {"key": "${campaignCode}", "value": 10},
+                {"key": "${campaignCode}", "value": 5},
+                {"key": "${campaignCode}-${userId}", "value": 2, "valueField": "pts"}
+            ],
+            "rules": [rule("r", "AND", json!([]), json!([benefit("b", json!([{"attribute": "pts", "value": "3"}]))]))]
+        }),
+    );
+    let cc = CompiledCampaign::compile(&c).unwrap();
+    let req: RedeemRequest = serde_json::from_value(json!({
+        "campaignCode": "CODE", "attribute": {"userId": "u", "campaignCode": "spoof"}
+    }))
+    .unwrap();
+    let plan = plan_redeem(&cc, &req, now()).unwrap();
+    let charges: Vec<(String, String, String)> = plan
+        .charges
+        .iter()
+        .map(|c| (c.key.clone(), c.amount.to_string(), c.limit.to_string()))
+        .collect();
+    assert_eq!(
+        charges,
+        [
+            ("CODE".into(), "2".into(), "5".into()),
+            ("CODE-u".into(), "3".into(), "2".into())
+        ]
+    );
+}
+
+#[test]
+fn naming_one_benefit_of_an_and_rule_redeems_all_of_it() {
+    let c = campaign(
+        "C",
+        json!({"rules": [
+            rule("and", "AND", json!([]), json!([benefit("a1", json!([])), benefit("a2", json!([]))])),
+            rule("or", "OR", json!([]), json!([benefit("o1", json!([])), benefit("o2", json!([]))]))
+        ]}),
+    );
+    let cc = CompiledCampaign::compile(&c).unwrap();
+    let plan = |refs: serde_json::Value| {
+        let req: RedeemRequest =
+            serde_json::from_value(json!({"campaignCode": "C", "actionRefs": refs})).unwrap();
+        plan_redeem(&cc, &req, now()).map(|p| {
+            p.action_txs
+                .iter()
+                .map(|t| t.then.action_ref.clone())
+                .collect::<Vec<_>>()
+        })
+    };
+    assert_eq!(plan(json!(["a2"])).unwrap(), ["a1", "a2"]);
+    assert_eq!(plan(json!(["o2", "a1", "o2"])).unwrap(), ["a1", "a2", "o2"]);
+    assert_eq!(plan(json!([])).unwrap_err().code(), "no_action_selected");
+    assert_eq!(
+        plan(serde_json::Value::Null).unwrap_err().code(),
+        "action_choice_required"
+    );
+}
+
+#[test]
+fn request_limits_are_enforced() {
+    let e = engine(vec![]);
+    let items: Vec<_> = (0..=crate::limits::MAX_CART_ITEMS)
+        .map(|i| json!({"sku": i.to_string()}))
+        .collect();
+    let req: SearchRequest = serde_json::from_value(json!({"cart": {"items": items}})).unwrap();
+    let err = e.search(&req, now(), false).unwrap_err();
+    assert_eq!(
+        (err.kind(), err.code()),
+        (crate::ErrorKind::LimitExceeded, "request_too_large")
+    );
+    let long = "x".repeat(crate::limits::MAX_REQUEST_STRING_LEN + 1);
+    let req: SearchRequest = serde_json::from_value(json!({"attribute": {"a": long}})).unwrap();
+    assert_eq!(
+        e.search(&req, now(), false).unwrap_err().code(),
+        "request_too_large"
+    );
+}

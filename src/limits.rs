@@ -1,0 +1,39 @@
+//! Every budget and size limit of the crate, in one place.
+//!
+//! Limits keep one request or one campaign from costing the service more
+//! than a bounded amount of memory and time. Requests over a limit get
+//! [`ErrorKind::LimitExceeded`](crate::ErrorKind::LimitExceeded) (HTTP 413);
+//! campaigns over a limit get a validation error (HTTP 422) naming the
+//! field. The README's "Limits" table lists the same values.
+
+/// Campaigns one project may hold.
+pub const MAX_CAMPAIGNS_PER_PROJECT: u64 = 100_000;
+/// Rules one campaign may hold.
+pub const MAX_RULES_PER_CAMPAIGN: usize = 100;
+/// `when` groups one rule may hold.
+pub const MAX_GROUPS_PER_RULE: usize = 50;
+/// Conditions one rule may hold, over all its groups.
+pub const MAX_CONDITIONS_PER_RULE: usize = 200;
+/// Benefits (`then` entries) one rule may hold.
+pub const MAX_BENEFITS_PER_RULE: usize = 50;
+/// Data items one benefit may hold.
+pub const MAX_DATA_PER_BENEFIT: usize = 50;
+/// Quotas one campaign may hold.
+pub const MAX_QUOTAS_PER_CAMPAIGN: usize = 20;
+/// Longest text field of a campaign (name, description, refCode, data values…), in bytes.
+pub const MAX_TEXT_LEN: usize = 4096;
+/// Longest `refCode`, in bytes.
+pub const MAX_REF_CODE_LEN: usize = 128;
+
+/// Cart items one search or redeem request may carry.
+pub const MAX_CART_ITEMS: usize = 1000;
+/// Tags one cart item may carry.
+pub const MAX_TAGS_PER_ITEM: usize = 100;
+/// Attributes one request may carry.
+pub const MAX_ATTRIBUTES: usize = 256;
+/// Elements of one array attribute.
+pub const MAX_ATTRIBUTE_ARRAY_LEN: usize = 1000;
+/// Longest string anywhere in a request (attribute value, sku, tag, name), in bytes.
+pub const MAX_REQUEST_STRING_LEN: usize = 4096;
+/// `actionRefs` one redeem request may name.
+pub const MAX_ACTION_REFS: usize = 100;
