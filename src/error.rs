@@ -30,8 +30,11 @@ pub enum ErrorKind {
     /// The request conflicts with the current state: a quota that would be
     /// exceeded, a duplicate `refCode`, a stale `version`. HTTP 409.
     Conflict,
-    /// A size or work budget was exceeded: too many cart items, a formula
-    /// too deeply nested. HTTP 413 for request bodies, 422 for saved content.
+    /// A size or work budget of a request was exceeded: too many cart
+    /// items, a formula that needs too many steps, too many campaigns in a
+    /// project. HTTP 413. (Limits on saved content — rules per campaign,
+    /// formula depth — are reported as [`Validation`](Self::Validation)
+    /// field errors instead, 422, so that they name the field.)
     LimitExceeded,
     /// The store could not be reached; the caller may retry. HTTP 503.
     Unavailable,
@@ -42,6 +45,7 @@ pub enum ErrorKind {
 
 /// One problem with one field of the input.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct FieldError {
     /// Path of the field, in the JSON names of the input:
     /// `rules[0].when[1].conditions[2].value`.

@@ -27,6 +27,8 @@ pub mod condition;
 pub mod engine;
 pub mod error;
 pub mod formula;
+#[cfg(feature = "http")]
+pub mod http;
 pub mod limits;
 pub mod store;
 pub mod template;

@@ -80,6 +80,21 @@ macro_rules! string_enum {
                 Ok($name::parse(&s))
             }
         }
+
+        // The OpenAPI schema lists the known values: `Unknown` only exists
+        // so that validation can name a bad value, never as valid input.
+        #[cfg(feature = "http")]
+        impl ::utoipa::PartialSchema for $name {
+            fn schema() -> ::utoipa::openapi::RefOr<::utoipa::openapi::schema::Schema> {
+                ::utoipa::openapi::schema::ObjectBuilder::new()
+                    .schema_type(::utoipa::openapi::schema::Type::String)
+                    .enum_values(Some([$($wire),+]))
+                    .into()
+            }
+        }
+
+        #[cfg(feature = "http")]
+        impl ::utoipa::ToSchema for $name {}
     };
 }
 
@@ -168,6 +183,22 @@ impl<'de> Deserialize<'de> for Scalar {
         }
     }
 }
+
+#[cfg(feature = "http")]
+impl utoipa::PartialSchema for Scalar {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Type};
+        OneOfBuilder::new()
+            .item(ObjectBuilder::new().schema_type(Type::String))
+            .item(ObjectBuilder::new().schema_type(Type::Number))
+            .item(ObjectBuilder::new().schema_type(Type::Boolean))
+            .description(Some("A string or a number (numbers may be sent either way)."))
+            .into()
+    }
+}
+
+#[cfg(feature = "http")]
+impl utoipa::ToSchema for Scalar {}
 
 /// The JSON type name of a value, for messages.
 pub fn json_kind(v: &serde_json::Value) -> &'static str {

@@ -111,6 +111,7 @@ string_enum! {
 
 /// One condition of a `when` group.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Condition {
     /// `cart`, `cartItem` or `custom`.
@@ -137,6 +138,7 @@ pub struct Condition {
 
 /// A group of conditions; a rule fires when every group of it is satisfied.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct WhenGroup {
     /// `ALL` (default) or `ANY`.
     #[serde(rename = "match", default)]
@@ -148,6 +150,7 @@ pub struct WhenGroup {
 
 /// One attribute of a benefit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct DataItem {
     /// Name of the benefit attribute (`amount`, `sku`, `grade`, …).
@@ -203,6 +206,7 @@ impl DataItem {
 
 /// A benefit of a rule.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Then {
     /// `DISCOUNT`, `FREE_GIFT`, `CART_DISCOUNT`, … or `null` (grading).
@@ -222,6 +226,7 @@ pub struct Then {
 
 /// A promotion rule.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Rule {
     /// Rule id; a UUID is generated when a campaign is saved without one.
@@ -252,6 +257,7 @@ pub struct Rule {
 
 /// A limit on the redemptions carrying a key.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Quota {
     /// Quota id (optional).
@@ -262,6 +268,7 @@ pub struct Quota {
     pub key: String,
     /// The limit on the count (or on the sum of `valueField`).
     #[serde(with = "wire::decimal_number")]
+    #[cfg_attr(feature = "http", schema(value_type = f64))]
     pub value: Decimal,
     /// The request or benefit attribute to sum; empty or absent: count.
     #[serde(default)]
@@ -276,6 +283,7 @@ pub struct Quota {
 /// Required fields are `Option`/empty-defaulted so that a missing one is
 /// reported by validation, with every other problem, rather than by serde.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct CampaignInput {
     /// Marketing name (required).
@@ -322,6 +330,7 @@ pub struct CampaignInput {
 
 /// A stored campaign.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Campaign {
     /// Campaign id.
@@ -386,6 +395,7 @@ impl Campaign {
 
 /// A cart as sent to search and redeem.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Cart {
     /// Total price, as a string or a number.
@@ -401,6 +411,7 @@ pub struct Cart {
 
 /// One cart line.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct CartItem {
     /// Display name.
@@ -422,6 +433,7 @@ pub struct CartItem {
 
 /// A search request.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SearchRequest {
     /// Optional label of the event.
@@ -440,6 +452,7 @@ pub struct SearchRequest {
 
 /// The campaign of a matched action, as the search response shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct CampaignRef {
     /// Campaign id.
@@ -459,6 +472,7 @@ pub struct CampaignRef {
 
 /// The rule of a matched action, as the search response shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct RuleRef {
     /// Rule id.
@@ -471,6 +485,7 @@ pub struct RuleRef {
 
 /// One matched benefit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct ActionMatch {
     /// The rule that fired.
     pub rule: RuleRef,
@@ -482,6 +497,7 @@ pub struct ActionMatch {
 
 /// Why a running campaign did not fire (search with `explain`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Explanation {
     /// Campaign id.
@@ -518,6 +534,7 @@ pub struct Explanation {
 
 /// The response of search.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct SearchResponse {
     /// Echo of the request's attributes.
     #[serde(default)]
@@ -532,6 +549,7 @@ pub struct SearchResponse {
 
 /// A redeem request.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct RedeemRequest {
     /// Reference code of the campaign (required).
@@ -578,6 +596,7 @@ string_enum! {
 
 /// One recorded benefit of a redemption.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct ActionTx {
     /// `COMPLETE` or `CANCELLED`.
     pub status: TxStatus,
@@ -587,19 +606,23 @@ pub struct ActionTx {
 
 /// An amount charged to a quota key by a redemption.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct QuotaCharge {
     /// The templated key.
     pub key: String,
     /// The amount added (1, or the value of `valueField`).
     #[serde(with = "wire::decimal_number")]
+    #[cfg_attr(feature = "http", schema(value_type = f64))]
     pub amount: Decimal,
     /// The limit the key must stay within.
     #[serde(with = "wire::decimal_number")]
+    #[cfg_attr(feature = "http", schema(value_type = f64))]
     pub limit: Decimal,
 }
 
 /// A recorded redemption; also the response of redeem.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Redemption {
     /// Redemption id (for cancel).
@@ -636,14 +659,17 @@ pub struct Redemption {
 
 /// The usage of one quota key.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct QuotaUsage {
     /// The templated key.
     pub key: String,
     /// Sum of the amounts of COMPLETE redemptions charged to it.
     #[serde(with = "wire::decimal_number")]
+    #[cfg_attr(feature = "http", schema(value_type = f64))]
     pub used: Decimal,
     /// The limit of the campaign's quota that produced the key, when known.
     #[serde(default, with = "wire::decimal_number::option")]
+    #[cfg_attr(feature = "http", schema(value_type = Option<f64>))]
     pub limit: Option<Decimal>,
 }
 

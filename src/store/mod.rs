@@ -71,6 +71,15 @@ impl<T> Page<T> {
     }
 }
 
+/// Whether the backing database answers now: the readiness probe of a
+/// server (`GET /readyz`).
+pub trait Ping: Send + Sync {
+    /// `Ok` when the store can serve requests now; an
+    /// [`Unavailable`](crate::ErrorKind::Unavailable) error otherwise. Cheap
+    /// (one round trip at most) and free of side effects.
+    fn ping(&self) -> impl std::future::Future<Output = crate::Result<()>> + Send;
+}
+
 /// Checks a page size: 1 to [`MAX_PAGE_SIZE`].
 pub fn check_page_size(size: u32) -> crate::Result<()> {
     if size == 0 || size > MAX_PAGE_SIZE {

@@ -19,6 +19,13 @@ impl MemoryStore {
     }
 }
 
+impl crate::store::Ping for MemoryStore {
+    /// Always ready: the data is in this process.
+    async fn ping(&self) -> crate::Result<()> {
+        Ok(())
+    }
+}
+
 /// Locks a mutex; a poisoned lock is recovered because every critical
 /// section leaves the state consistent before anything that could panic.
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {

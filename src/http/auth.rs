@@ -1,0 +1,341 @@
+//! Bearer-token authentication and per-route authorization.
+//!
+//! Every route except the operations routes needs `Authorization: Bearer
+//! <JWT>`. The token is verified with ONE pinned algorithm — HS256 with a
+//! shared secret, RS256 with an RSA public key, or ES256 with a P-256 public
+//! key — so `alg: none` and algorithm confusion (an HS256 token "signed"
+//! with the RSA public key as its secret) are rejected. Claims:
+//!
+//! | Claim | Meaning |
+//! |---|---|
+//! | `sub` | who calls; becomes `createdBy`/`lastModifiedBy` (required) |
+//! | `exp` | expiry, seconds since the epoch (required, checked, 30 s leeway) |
+//! | `scope` | space-separated scopes (see [`scope`]) |
+//! | `projects` | project ids the token may use, or `["*"]` for all |
+//!
+//! Missing, malformed, badly signed or expired token: 401 with
+//! `WWW-Authenticate: Bearer` (and `error="invalid_token"` when a token was
+//! sent). A path `{projId}` not in `projects`, or a missing scope: 403.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use axum::extract::{FromRequestParts, RawPathParams, Request, State};
+use axum::http::{header, request::Parts, HeaderValue};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use serde::{Deserialize, Serialize};
+
+use super::error::ApiError;
+use crate::{Error, ErrorKind};
+
+/// The scopes of the API.
+pub mod scope {
+    /// Campaign search and redemption list.
+    pub const CAMPAIGN_READ: &str = "campaign.r";
+    /// Redeem and cancel.
+    pub const CAMPAIGN_WRITE: &str = "campaign.w";
+    /// Campaign administration (CRUD, quota usage, search `explain`/`at`).
+    pub const CAMPAIGN_ADMIN: &str = "campaign.admin";
+    /// Consent reads of the application-facing group.
+    pub const CONSENT_READ: &str = "consent.r";
+    /// Consent writes of the application-facing group (with `consent.r`).
+    pub const CONSENT_WRITE: &str = "consent.w";
+    /// Content-store reads.
+    pub const CMS_READ: &str = "cms.r";
+    /// Content-store writes.
+    pub const CMS_WRITE: &str = "cms.w";
+    /// Every scope, for development tokens.
+    pub const ALL: &[&str] = &[
+        CAMPAIGN_READ,
+        CAMPAIGN_WRITE,
+        CAMPAIGN_ADMIN,
+        CONSENT_READ,
+        CONSENT_WRITE,
+        CMS_READ,
+        CMS_WRITE,
+    ];
+}
+
+/// Shortest HS256 secret accepted, in bytes (RFC 7518 §3.2: at least the
+/// hash size).
+pub const MIN_SECRET_BYTES: usize = 32;
+
+/// Clock skew tolerated on `exp` and `nbf`, in seconds.
+pub const LEEWAY_SECS: u64 = 30;
+
+/// How tokens are verified: one key and one pinned algorithm.
+#[derive(Clone)]
+pub struct Auth {
+    key: DecodingKey,
+    validation: Validation,
+}
+
+impl std::fmt::Debug for Auth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Auth")
+            .field("algorithms", &self.validation.algorithms)
+            .finish_non_exhaustive()
+    }
+}
+
+fn key_error(message: impl Into<String>) -> Error {
+    Error::new(ErrorKind::Validation, "invalid_jwt_key", message)
+}
+
+impl Auth {
+    fn pinned(key: DecodingKey, alg: Algorithm) -> Self {
+        let mut validation = Validation::new(alg);
+        validation.algorithms = vec![alg];
+        validation.set_required_spec_claims(&["exp", "sub"]);
+        validation.validate_exp = true;
+        validation.validate_nbf = true;
+        validation.validate_aud = false;
+        validation.leeway = LEEWAY_SECS;
+        Auth { key, validation }
+    }
+
+    /// HS256 with a shared secret of at least [`MIN_SECRET_BYTES`] bytes.
+    pub fn hs256(secret: impl AsRef<[u8]>) -> crate::Result<Self> {
+        let secret = secret.as_ref();
+        if secret.len() < MIN_SECRET_BYTES {
+            return Err(key_error(format!(
+                "an HS256 secret needs at least {MIN_SECRET_BYTES} bytes, got {}",
+                secret.len()
+            )));
+        }
+        Ok(Auth::pinned(
+            DecodingKey::from_secret(secret),
+            Algorithm::HS256,
+        ))
+    }
+
+    /// RS256 with an RSA public key in PEM (`BEGIN PUBLIC KEY` or
+    /// `BEGIN RSA PUBLIC KEY`).
+    pub fn rs256_pem(pem: &[u8]) -> crate::Result<Self> {
+        let key = DecodingKey::from_rsa_pem(pem)
+            .map_err(|e| key_error(format!("not an RSA public key in PEM: {e}")))?;
+        Ok(Auth::pinned(key, Algorithm::RS256))
+    }
+
+    /// ES256 with a P-256 public key in PEM.
+    pub fn es256_pem(pem: &[u8]) -> crate::Result<Self> {
+        let key = DecodingKey::from_ec_pem(pem)
+            .map_err(|e| key_error(format!("not an EC public key in PEM: {e}")))?;
+        Ok(Auth::pinned(key, Algorithm::ES256))
+    }
+
+    /// RS256 or ES256, by the type of the PEM public key.
+    pub fn public_key_pem(pem: &[u8]) -> crate::Result<Self> {
+        Auth::rs256_pem(pem).or_else(|_| {
+            Auth::es256_pem(pem).map_err(|_| {
+                key_error("expected an RSA or P-256 EC public key in PEM (BEGIN PUBLIC KEY)")
+            })
+        })
+    }
+
+    /// Also requires `iss` to be `issuer`.
+    #[must_use]
+    pub fn with_issuer(mut self, issuer: &str) -> Self {
+        self.validation.set_issuer(&[issuer]);
+        self.validation.required_spec_claims.insert("iss".to_owned());
+        self
+    }
+
+    /// Also requires `aud` to contain `audience`.
+    #[must_use]
+    pub fn with_audience(mut self, audience: &str) -> Self {
+        self.validation.set_audience(&[audience]);
+        self.validation.validate_aud = true;
+        self.validation.required_spec_claims.insert("aud".to_owned());
+        self
+    }
+
+    /// The algorithm accepted: `HS256`, `RS256` or `ES256`.
+    pub fn algorithm(&self) -> String {
+        self.validation
+            .algorithms
+            .first()
+            .map(|a| format!("{a:?}"))
+            .unwrap_or_default()
+    }
+
+    /// Verifies an `Authorization` header value.
+    pub fn authenticate(&self, authorization: Option<&HeaderValue>) -> Result<Principal, ApiError> {
+        let Some(value) = authorization else {
+            return Err(ApiError::unauthorized(
+                false,
+                "this route needs an Authorization: Bearer token",
+            ));
+        };
+        let token = value
+            .to_str()
+            .ok()
+            .and_then(|v| {
+                let (scheme, rest) = v.split_once(' ')?;
+                scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim())
+            })
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| {
+                ApiError::unauthorized(true, "the Authorization header is not \"Bearer <token>\"")
+            })?;
+        let data = jsonwebtoken::decode::<Claims>(token, &self.key, &self.validation)
+            .map_err(|e| {
+                use jsonwebtoken::errors::ErrorKind as K;
+                let why = match e.kind() {
+                    K::ExpiredSignature => "the token has expired",
+                    K::ImmatureSignature => "the token is not valid yet",
+                    K::InvalidSignature => "the token's signature is invalid",
+                    K::InvalidAlgorithm | K::InvalidAlgorithmName => {
+                        "the token's algorithm is not accepted"
+                    }
+                    K::MissingRequiredClaim(_) => "the token lacks a required claim (exp, sub)",
+                    K::InvalidIssuer => "the token's issuer is not accepted",
+                    K::InvalidAudience => "the token's audience is not accepted",
+                    _ => "the token is malformed",
+                };
+                ApiError::unauthorized(true, why)
+            })?;
+        Ok(Principal::from_claims(data.claims))
+    }
+}
+
+/// The claims of an Accord token.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Claims {
+    /// Who calls.
+    pub sub: String,
+    /// Expiry, seconds since the epoch.
+    pub exp: i64,
+    /// Space-separated scopes.
+    #[serde(default)]
+    pub scope: String,
+    /// Project ids the token may use; `["*"]` for all.
+    #[serde(default)]
+    pub projects: Vec<String>,
+}
+
+impl Claims {
+    /// Claims for `sub` with every scope of [`scope::ALL`] on `projects`,
+    /// valid for `ttl` from now (a development token).
+    pub fn all_scopes(sub: &str, projects: &[&str], ttl: std::time::Duration) -> Self {
+        let exp = chrono::Utc::now().timestamp()
+            + i64::try_from(ttl.as_secs()).unwrap_or(i64::MAX / 2);
+        Claims {
+            sub: sub.to_owned(),
+            exp,
+            scope: scope::ALL.join(" "),
+            projects: projects.iter().map(|&p| p.to_owned()).collect(),
+        }
+    }
+
+    /// Signs the claims with HS256.
+    pub fn sign_hs256(&self, secret: &[u8]) -> crate::Result<String> {
+        jsonwebtoken::encode(
+            &Header::new(Algorithm::HS256),
+            self,
+            &EncodingKey::from_secret(secret),
+        )
+        .map_err(|e| Error::internal(format!("cannot sign a token: {e}")))
+    }
+}
+
+/// Who is calling: the verified claims of the token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal {
+    /// The token's `sub`.
+    pub sub: String,
+    /// The token's scopes.
+    pub scopes: BTreeSet<String>,
+    /// The projects the token may use; `None` for every project (`["*"]`).
+    pub projects: Option<BTreeSet<String>>,
+}
+
+impl Principal {
+    fn from_claims(claims: Claims) -> Self {
+        let all = claims.projects.iter().any(|p| p == "*");
+        Principal {
+            sub: claims.sub,
+            scopes: claims.scope.split_whitespace().map(str::to_owned).collect(),
+            projects: (!all).then(|| claims.projects.into_iter().collect()),
+        }
+    }
+
+    /// Whether the token carries `scope`.
+    pub fn has_scope(&self, scope: &str) -> bool {
+        self.scopes.contains(scope)
+    }
+
+    /// Whether the token may use `project`.
+    pub fn may_access(&self, project: &str) -> bool {
+        self.projects
+            .as_ref()
+            .is_none_or(|p| p.contains(project))
+    }
+
+    /// 403 unless the token carries every scope of `needed`.
+    pub(crate) fn require(&self, needed: &[&str]) -> Result<(), ApiError> {
+        let missing: Vec<&str> = needed
+            .iter()
+            .copied()
+            .filter(|s| !self.has_scope(s))
+            .collect();
+        if missing.is_empty() {
+            Ok(())
+        } else {
+            Err(ApiError::insufficient_scope(&missing))
+        }
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Principal {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        // Set by `guard`; a handler without it is a routing bug, not the
+        // client's fault, and fails closed.
+        parts
+            .extensions
+            .get::<Principal>()
+            .cloned()
+            .ok_or_else(|| Error::internal("route without the auth guard").into())
+    }
+}
+
+/// What the guard of one route checks.
+#[derive(Clone)]
+pub(crate) struct Guard {
+    pub(crate) auth: Arc<Auth>,
+    pub(crate) scopes: &'static [&'static str],
+}
+
+/// The middleware of every authenticated route: token (401), project of the
+/// path (403), scopes (403); then the [`Principal`] is available to the
+/// handler.
+pub(crate) async fn guard(State(guard): State<Guard>, req: Request, next: Next) -> Response {
+    let (mut parts, body) = req.into_parts();
+    let principal = match guard
+        .auth
+        .authenticate(parts.headers.get(header::AUTHORIZATION))
+    {
+        Ok(p) => p,
+        Err(e) => return e.into_response(),
+    };
+    // Every guarded route is under a project; a path whose project cannot
+    // be read is refused (fail closed), never let through unchecked.
+    let Ok(params) = RawPathParams::from_request_parts(&mut parts, &()).await else {
+        return ApiError::invalid_parameter("projId", "not valid UTF-8").into_response();
+    };
+    let Some((_, project)) = params.iter().find(|(name, _)| *name == "projId") else {
+        return ApiError::from(Error::internal("guarded route without {projId}")).into_response();
+    };
+    if !principal.may_access(project) {
+        return ApiError::project_forbidden().into_response();
+    }
+    if let Err(e) = principal.require(guard.scopes) {
+        return e.into_response();
+    }
+    parts.extensions.insert(principal);
+    next.run(Request::from_parts(parts, body)).await
+}

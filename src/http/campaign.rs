@@ -1,0 +1,426 @@
+//! The campaign routes, under `/campaign/api/projects/{projId}`: search,
+//! redeem, cancel, redemption list, campaign administration, quota usage.
+//!
+//! Each handler parses (problems for bad input), calls
+//! [`CampaignService`](crate::campaign::CampaignService) and shapes the
+//! response; nothing here decides anything about campaigns.
+
+use axum::extract::State;
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use chrono::{DateTime, Utc};
+
+use super::auth::{scope, Principal};
+use super::error::ApiError;
+use super::extract::{path_uuid, JsonBody, PathParams, QueryParams};
+use super::{Api, HttpStore};
+use crate::campaign::{
+    Campaign, CampaignInput, CampaignStatus, QuotaUsage, RedeemRequest, Redemption,
+    SearchOptions, SearchRequest, SearchResponse,
+};
+use crate::store::{CampaignQuery, CampaignSort, Page, RedemptionQuery, SortDirection};
+
+/// The header carrying the total of a list.
+pub(crate) const TOTAL_COUNT: HeaderName = HeaderName::from_static("x-total-count");
+
+/// A page as the wire shows it: a bare JSON array, the total in
+/// `X-Total-Count`.
+pub(crate) fn page_response<T: serde::Serialize>(page: Page<T>) -> Response {
+    ([(TOTAL_COUNT, HeaderValue::from(page.total))], Json(page.items)).into_response()
+}
+
+fn campaign_id(path: &PathParams) -> Result<uuid::Uuid, ApiError> {
+    path_uuid(path.get("id"), "campaign_not_found", "campaign")
+}
+
+/// Matches campaigns and attributes: the benefits that apply.
+///
+/// `explain` and `at` show how campaigns are built and what runs in the
+/// future (a promo code's pattern, say), so they also need
+/// `campaign.admin`.
+#[utoipa::path(
+    post,
+    path = "/campaign/api/projects/{projId}/search",
+    tag = "campaign",
+    params(
+        ("projId" = String, Path, description = "Project id"),
+        ("explain" = Option<bool>, Query, description = "Add, per running campaign that did not fire, why (needs campaign.admin too)"),
+        ("at" = Option<DateTime<Utc>>, Query, description = "Evaluate at this RFC 3339 instant instead of now: a preview (needs campaign.admin too)"),
+    ),
+    request_body(content = SearchRequest, content_type = "application/json"),
+    responses((status = 200, description = "One action per matched benefit, in priority order", body = SearchResponse)),
+    security(("bearer" = ["campaign.r"]))
+)]
+pub(crate) async fn search<S: HttpStore>(
+    State(api): State<Api<S>>,
+    path: PathParams,
+    principal: Principal,
+    query: QueryParams,
+    JsonBody(request): JsonBody<SearchRequest>,
+) -> Result<Json<SearchResponse>, ApiError> {
+    query.allow(&["explain", "at"], |_| false)?;
+    let explain = query.flag("explain")?;
+    let at = query
+        .one("at")?
+        .map(|v| {
+            DateTime::parse_from_rfc3339(v)
+                .map(|t| t.with_timezone(&Utc))
+                .map_err(|_| ApiError::invalid_parameter("at", "expected an RFC 3339 timestamp"))
+        })
+        .transpose()?;
+    if explain || at.is_some() {
+        principal.require(&[scope::CAMPAIGN_ADMIN])?;
+    }
+    let options = SearchOptions { explain, at };
+    Ok(Json(
+        api.campaigns
+            .search(path.project(), &request, &options)
+            .await?,
+    ))
+}
+
+/// Redeems a campaign by its reference code: re-evaluates it, charges every
+/// quota and records the redemption, atomically.
+///
+/// `Idempotency-Key` (header, or `idempotencyKey` in the body; the header
+/// wins): a key already recorded returns the stored redemption with 200 and
+/// charges nothing.
+#[utoipa::path(
+    post,
+    path = "/campaign/api/projects/{projId}/redeem/campaign-code",
+    tag = "campaign",
+    params(
+        ("projId" = String, Path, description = "Project id"),
+        ("Idempotency-Key" = Option<String>, Header, description = "Makes the redeem safe to retry; overrides the body's idempotencyKey"),
+    ),
+    request_body(content = RedeemRequest, content_type = "application/json"),
+    responses(
+        (status = 201, description = "Recorded", body = Redemption),
+        (status = 200, description = "Replay of an idempotency key: the stored redemption, nothing charged", body = Redemption),
+        (status = 409, description = "A quota would be exceeded (quota_exceeded); nothing recorded", body = super::error::Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = ["campaign.w"]))
+)]
+pub(crate) async fn redeem<S: HttpStore>(
+    State(api): State<Api<S>>,
+    path: PathParams,
+    headers: HeaderMap,
+    JsonBody(mut request): JsonBody<RedeemRequest>,
+) -> Result<Response, ApiError> {
+    if let Some(value) = headers.get("idempotency-key") {
+        let key = value.to_str().map_err(|_| {
+            ApiError::invalid_parameter("Idempotency-Key", "must be visible ASCII")
+        })?;
+        request.idempotency_key = Some(key.to_owned());
+    }
+    let result = api.campaigns.redeem(path.project(), &request).await?;
+    let status = if result.replayed {
+        StatusCode::OK
+    } else {
+        StatusCode::CREATED
+    };
+    Ok((status, Json(result.redemption)).into_response())
+}
+
+/// Cancels a redemption: its transactions become `CANCELLED` and its quota
+/// is given back. Cancelling twice changes nothing.
+#[utoipa::path(
+    post,
+    path = "/campaign/api/projects/{projId}/redemptions/{id}/cancel",
+    tag = "campaign",
+    params(
+        ("projId" = String, Path, description = "Project id"),
+        ("id" = uuid::Uuid, Path, description = "Redemption id"),
+    ),
+    responses((status = 200, description = "The cancelled redemption", body = Redemption)),
+    security(("bearer" = ["campaign.w"]))
+)]
+pub(crate) async fn cancel_redemption<S: HttpStore>(
+    State(api): State<Api<S>>,
+    path: PathParams,
+) -> Result<Json<Redemption>, ApiError> {
+    let id = path_uuid(path.get("id"), "redemption_not_found", "redemption")?;
+    Ok(Json(
+        api.campaigns
+            .cancel_redemption(path.project(), id)
+            .await?,
+    ))
+}
+
+/// Lists redemptions, newest first.
+#[utoipa::path(
+    get,
+    path = "/campaign/api/projects/{projId}/redemptions",
+    tag = "campaign",
+    params(
+        ("projId" = String, Path, description = "Project id"),
+        ("campaignCode" = Option<String>, Query, description = "Only redemptions of this campaign code"),
+        ("userId" = Option<String>, Query, description = "Only redemptions whose attribute.userId is this"),
+        ("page" = Option<u32>, Query, description = "Zero-based page (default 0)"),
+        ("size" = Option<u32>, Query, description = "Page size, 1 to 1000 (default 20)"),
+    ),
+    responses((status = 200, description = "A page of redemptions; the total is in X-Total-Count", body = Vec<Redemption>,
+        headers(("X-Total-Count" = u64, description = "Number of redemptions over all pages")))),
+    security(("bearer" = ["campaign.r"]))
+)]
+pub(crate) async fn list_redemptions<S: HttpStore>(
+    State(api): State<Api<S>>,
+    path: PathParams,
+    query: QueryParams,
+) -> Result<Response, ApiError> {
+    query.allow(&["campaignCode", "userId", "page", "size"], |_| false)?;
+    let (page, size) = query.paging()?;
+    let q = RedemptionQuery {
+        campaign_code: query.one("campaignCode")?.map(str::to_owned),
+        user_id: query.one("userId")?.map(str::to_owned),
+        page,
+        size,
+    };
+    Ok(page_response(
+        api.campaigns.list_redemptions(path.project(), &q).await?,
+    ))
+}
+
+/// Parses `sort=field[,asc|desc]`.
+fn parse_sort(value: &str) -> Result<(CampaignSort, SortDirection), ApiError> {
+    let (field, dir) = value.split_once(',').unwrap_or((value, "asc"));
+    let field = CampaignSort::parse(field.trim()).ok_or_else(|| {
+        ApiError::invalid_parameter(
+            "sort",
+            format!(
+                "unknown field {field:?}; expected name, refCode, priority, startDate, endDate, createdDate or lastModifiedDate"
+            ),
+        )
+    })?;
+    let dir = match dir.trim().to_ascii_lowercase().as_str() {
+        "asc" => SortDirection::Asc,
+        "desc" => SortDirection::Desc,
+        _ => return Err(ApiError::invalid_parameter("sort", "direction must be asc or desc")),
+    };
+    Ok((field, dir))
+}
+
+/// Lists campaigns: `q` matches part of name, groupName or refCode.
+#[utoipa::path(
+    get,
+    path = "/campaign/api/projects/{projId}/campaigns",
+    tag = "campaign admin",
+    params(
+        ("projId" = String, Path, description = "Project id"),
+        ("q" = Option<String>, Query, description = "Case-insensitive partial match on name, groupName or refCode"),
+        ("status" = Option<CampaignStatus>, Query, description = "Only campaigns with this status"),
+        ("page" = Option<u32>, Query, description = "Zero-based page (default 0)"),
+        ("size" = Option<u32>, Query, description = "Page size, 1 to 1000 (default 20)"),
+        ("sort" = Option<Vec<String>>, Query, explode = true, description = "field[,asc|desc], repeatable; fields: name, refCode, priority, startDate, endDate, createdDate, lastModifiedDate"),
+    ),
+    responses((status = 200, description = "A page of campaigns; the total is in X-Total-Count", body = Vec<Campaign>,
+        headers(("X-Total-Count" = u64, description = "Number of campaigns over all pages")))),
+    security(("bearer" = ["campaign.admin"]))
+)]
+pub(crate) async fn list_campaigns<S: HttpStore>(
+    State(api): State<Api<S>>,
+    path: PathParams,
+    query: QueryParams,
+) -> Result<Response, ApiError> {
+    query.allow(&["q", "status", "page", "size", "sort"], |_| false)?;
+    let (page, size) = query.paging()?;
+    let status = query
+        .one("status")?
+        .map(|s| {
+            let status = CampaignStatus::parse(s);
+            if status.is_known() {
+                Ok(status)
+            } else {
+                Err(ApiError::invalid_parameter(
+                    "status",
+                    format!("expected one of {}", CampaignStatus::expected()),
+                ))
+            }
+        })
+        .transpose()?;
+    let sort = query
+        .all("sort")
+        .into_iter()
+        .map(parse_sort)
+        .collect::<Result<Vec<_>, _>>()?;
+    let q = CampaignQuery {
+        q: query.one("q")?.filter(|q| !q.is_empty()).map(str::to_owned),
+        status,
+        page,
+        size,
+        sort,
+    };
+    Ok(page_response(
+        api.campaigns.list_campaigns(path.project(), &q).await?,
+    ))
+}
+
+/// Creates a campaign (version 1). Every problem of the input is reported
+/// at once, each with its field path.
+#[utoipa::path(
+    post,
+    path = "/campaign/api/projects/{projId}/campaigns",
+    tag = "campaign admin",
+    params(("projId" = String, Path, description = "Project id")),
+    request_body(content = CampaignInput, content_type = "application/json"),
+    responses(
+        (status = 201, description = "Created", body = Campaign,
+            headers(("Location" = String, description = "Address of the new campaign"))),
+        (status = 409, description = "A campaign with this refCode exists (duplicate_ref_code)", body = super::error::Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = ["campaign.admin"]))
+)]
+pub(crate) async fn create_campaign<S: HttpStore>(
+    State(api): State<Api<S>>,
+    path: PathParams,
+    principal: Principal,
+    JsonBody(input): JsonBody<CampaignInput>,
+) -> Result<Response, ApiError> {
+    let project = path.project();
+    let campaign = api
+        .campaigns
+        .create_campaign(project, input, &principal.sub)
+        .await?;
+    let location = format!(
+        "/campaign/api/projects/{}/campaigns/{}",
+        percent_encode(project),
+        campaign.id
+    );
+    let mut res = (StatusCode::CREATED, Json(campaign)).into_response();
+    if let Ok(v) = HeaderValue::from_str(&location) {
+        res.headers_mut().insert(header::LOCATION, v);
+    }
+    Ok(res)
+}
+
+/// Percent-encodes a path segment.
+fn percent_encode(segment: &str) -> String {
+    use std::fmt::Write;
+    let mut out = String::with_capacity(segment.len());
+    for b in segment.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+    out
+}
+
+/// One campaign.
+#[utoipa::path(
+    get,
+    path = "/campaign/api/projects/{projId}/campaigns/{id}",
+    tag = "campaign admin",
+    params(
+        ("projId" = String, Path, description = "Project id"),
+        ("id" = uuid::Uuid, Path, description = "Campaign id"),
+    ),
+    responses((status = 200, description = "The campaign, with active computed now", body = Campaign)),
+    security(("bearer" = ["campaign.admin"]))
+)]
+pub(crate) async fn get_campaign<S: HttpStore>(
+    State(api): State<Api<S>>,
+    path: PathParams,
+) -> Result<Json<Campaign>, ApiError> {
+    let id = campaign_id(&path)?;
+    Ok(Json(api.campaigns.campaign(path.project(), id).await?))
+}
+
+/// Replaces a campaign; its version increases by one. A body naming a
+/// `version` other than the stored one gets 409 `stale_version`.
+#[utoipa::path(
+    put,
+    path = "/campaign/api/projects/{projId}/campaigns/{id}",
+    tag = "campaign admin",
+    params(
+        ("projId" = String, Path, description = "Project id"),
+        ("id" = uuid::Uuid, Path, description = "Campaign id"),
+    ),
+    request_body(content = CampaignInput, content_type = "application/json"),
+    responses(
+        (status = 200, description = "The updated campaign", body = Campaign),
+        (status = 409, description = "Stale version (stale_version) or duplicate refCode (duplicate_ref_code)", body = super::error::Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = ["campaign.admin"]))
+)]
+pub(crate) async fn update_campaign<S: HttpStore>(
+    State(api): State<Api<S>>,
+    path: PathParams,
+    principal: Principal,
+    JsonBody(input): JsonBody<CampaignInput>,
+) -> Result<Json<Campaign>, ApiError> {
+    let id = campaign_id(&path)?;
+    Ok(Json(
+        api.campaigns
+            .update_campaign(path.project(), id, input, &principal.sub)
+            .await?,
+    ))
+}
+
+/// Deletes a campaign. Its redemptions and quota usage stay.
+#[utoipa::path(
+    delete,
+    path = "/campaign/api/projects/{projId}/campaigns/{id}",
+    tag = "campaign admin",
+    params(
+        ("projId" = String, Path, description = "Project id"),
+        ("id" = uuid::Uuid, Path, description = "Campaign id"),
+    ),
+    responses((status = 204, description = "Deleted")),
+    security(("bearer" = ["campaign.admin"]))
+)]
+pub(crate) async fn delete_campaign<S: HttpStore>(
+    State(api): State<Api<S>>,
+    path: PathParams,
+) -> Result<StatusCode, ApiError> {
+    let id = campaign_id(&path)?;
+    api.campaigns.delete_campaign(path.project(), id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Usage of every quota key the campaign's redemptions charged.
+#[utoipa::path(
+    get,
+    path = "/campaign/api/projects/{projId}/campaigns/{id}/quotas",
+    tag = "campaign admin",
+    params(
+        ("projId" = String, Path, description = "Project id"),
+        ("id" = uuid::Uuid, Path, description = "Campaign id"),
+    ),
+    responses((status = 200, description = "One entry per quota key, sorted by key", body = Vec<QuotaUsage>)),
+    security(("bearer" = ["campaign.admin"]))
+)]
+pub(crate) async fn quota_usage<S: HttpStore>(
+    State(api): State<Api<S>>,
+    path: PathParams,
+) -> Result<Json<Vec<QuotaUsage>>, ApiError> {
+    let id = campaign_id(&path)?;
+    Ok(Json(api.campaigns.quota_usage(path.project(), id).await?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sort_values() {
+        assert_eq!(
+            parse_sort("name").unwrap(),
+            (CampaignSort::Name, SortDirection::Asc)
+        );
+        assert_eq!(
+            parse_sort("priority,DESC").unwrap(),
+            (CampaignSort::Priority, SortDirection::Desc)
+        );
+        assert!(parse_sort("password").is_err());
+        assert!(parse_sort("name,up").is_err());
+    }
+
+    #[test]
+    fn location_segments_are_encoded() {
+        assert_eq!(percent_encode("demo"), "demo");
+        assert_eq!(percent_encode("a b/é"), "a%20b%2F%C3%A9");
+    }
+}

@@ -1,0 +1,209 @@
+//! The HTTP adapter (feature `http`): an axum [`Router`] serving the wire
+//! API of the design — campaign routes, operations routes — with bearer
+//! authentication, RFC 9457 problems and an OpenAPI 3.1 document.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::Arc;
+//! use accord::http::{router, Api, Auth};
+//! use accord::store::memory::MemoryStore;
+//! use accord::SystemClock;
+//!
+//! let auth = Auth::hs256("a secret of at least thirty-two bytes!")?;
+//! let api = Api::new(Arc::new(MemoryStore::new()), Arc::new(SystemClock), auth);
+//! // Mount it in your own app: `Router::new().merge(router(api))`, or nest it.
+//! let app = router(api);
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//! axum::serve(listener, app).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! The router is generic over the store: [`router`] works for any `S`
+//! implementing [`HttpStore`]; a server picks the concrete store at run time
+//! (from a database URL, say) and calls it.
+//!
+//! | Layer | Job |
+//! |---|---|
+//! | [`auth`] | JWT bearer, scopes and project per route |
+//! | [`error`] | problem+json; the one `ErrorKind` → status map |
+//! | `extract` | JSON bodies (415, 413, 400 with the field path), query parameters |
+//! | `campaign` | the campaign routes |
+//! | `ops` | `/healthz`, `/readyz`, `/openapi.json`, the request log |
+//! | `openapi` | the generated OpenAPI 3.1 document |
+
+pub mod auth;
+mod campaign;
+pub mod error;
+mod extract;
+mod openapi;
+mod ops;
+
+use std::sync::Arc;
+
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{on, MethodFilter, MethodRouter};
+use axum::Router;
+use tower_http::catch_panic::CatchPanicLayer;
+
+pub use auth::{scope, Auth, Claims, Principal};
+pub use error::{status_of, ApiError, Problem, PROBLEM_JSON};
+pub use extract::MAX_BODY_BYTES;
+pub use ops::Health;
+
+use crate::campaign::CampaignService;
+use crate::store::{CampaignStore, Ping, RedemptionStore};
+use crate::Clock;
+
+/// Everything the router needs from a store.
+pub trait HttpStore: CampaignStore + RedemptionStore + Ping + 'static {}
+
+impl<T: CampaignStore + RedemptionStore + Ping + 'static> HttpStore for T {}
+
+/// The state of the router: the services, the store (for readiness) and
+/// the token verifier.
+pub struct Api<S> {
+    campaigns: Arc<CampaignService<S>>,
+    store: Arc<S>,
+    auth: Arc<Auth>,
+}
+
+impl<S> Clone for Api<S> {
+    fn clone(&self) -> Self {
+        Api {
+            campaigns: Arc::clone(&self.campaigns),
+            store: Arc::clone(&self.store),
+            auth: Arc::clone(&self.auth),
+        }
+    }
+}
+
+impl<S> std::fmt::Debug for Api<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Api").field("auth", &self.auth).finish_non_exhaustive()
+    }
+}
+
+impl<S: HttpStore> Api<S> {
+    /// Services over `store`, reading time from `clock`, verifying tokens
+    /// with `auth`.
+    pub fn new(store: Arc<S>, clock: Arc<dyn Clock>, auth: Auth) -> Self {
+        let campaigns = Arc::new(CampaignService::new(Arc::clone(&store), clock));
+        Api::from_services(campaigns, auth)
+    }
+
+    /// The router over services the host already has (and may use directly
+    /// too).
+    pub fn from_services(campaigns: Arc<CampaignService<S>>, auth: Auth) -> Self {
+        Api {
+            store: Arc::clone(campaigns.store()),
+            campaigns,
+            auth: Arc::new(auth),
+        }
+    }
+
+    /// The campaign service.
+    pub fn campaigns(&self) -> &Arc<CampaignService<S>> {
+        &self.campaigns
+    }
+}
+
+/// Who may call a route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Anyone: the operations routes.
+    Public,
+    /// A bearer token for the path's project with every one of these scopes.
+    Bearer(&'static [&'static str]),
+}
+
+/// One route the router serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Route {
+    /// `GET`, `POST`, `PUT` or `DELETE`.
+    pub method: &'static str,
+    /// The path template, OpenAPI style: `/campaign/api/projects/{projId}/search`.
+    pub path: &'static str,
+    /// Who may call it.
+    pub access: Access,
+}
+
+/// Declares every route once: the public [`ROUTES`] table (documentation,
+/// tests) and the router built from the same lines, so they cannot differ.
+macro_rules! routes {
+    ($( $method:ident $path:literal $access:expr => $handler:expr ; )*) => {
+        /// Every route the router serves, with who may call it.
+        pub const ROUTES: &[Route] = &[
+            $( Route { method: stringify!($method), path: $path, access: $access }, )*
+        ];
+
+        fn api_routes<S: HttpStore>(api: &Api<S>) -> Router<Api<S>> {
+            let mut router = Router::new();
+            $( router = router.route($path, guarded(on(MethodFilter::$method, $handler), $access, api)); )*
+            router
+        }
+    };
+}
+
+use scope::{CAMPAIGN_ADMIN, CAMPAIGN_READ, CAMPAIGN_WRITE};
+
+const CAMPAIGN_R: Access = Access::Bearer(&[CAMPAIGN_READ]);
+const CAMPAIGN_W: Access = Access::Bearer(&[CAMPAIGN_WRITE]);
+const CAMPAIGN_ADM: Access = Access::Bearer(&[CAMPAIGN_ADMIN]);
+
+routes! {
+    GET "/healthz" Access::Public => ops::healthz;
+    GET "/readyz" Access::Public => ops::readyz::<S>;
+    GET "/openapi.json" Access::Public => ops::openapi_json;
+
+    POST "/campaign/api/projects/{projId}/search" CAMPAIGN_R => campaign::search::<S>;
+    POST "/campaign/api/projects/{projId}/redeem/campaign-code" CAMPAIGN_W => campaign::redeem::<S>;
+    POST "/campaign/api/projects/{projId}/redemptions/{id}/cancel" CAMPAIGN_W => campaign::cancel_redemption::<S>;
+    GET "/campaign/api/projects/{projId}/redemptions" CAMPAIGN_R => campaign::list_redemptions::<S>;
+    GET "/campaign/api/projects/{projId}/campaigns" CAMPAIGN_ADM => campaign::list_campaigns::<S>;
+    POST "/campaign/api/projects/{projId}/campaigns" CAMPAIGN_ADM => campaign::create_campaign::<S>;
+    GET "/campaign/api/projects/{projId}/campaigns/{id}" CAMPAIGN_ADM => campaign::get_campaign::<S>;
+    PUT "/campaign/api/projects/{projId}/campaigns/{id}" CAMPAIGN_ADM => campaign::update_campaign::<S>;
+    DELETE "/campaign/api/projects/{projId}/campaigns/{id}" CAMPAIGN_ADM => campaign::delete_campaign::<S>;
+    GET "/campaign/api/projects/{projId}/campaigns/{id}/quotas" CAMPAIGN_ADM => campaign::quota_usage::<S>;
+}
+
+/// Puts the auth guard of `access` in front of one method of a route (not
+/// in front of its 405 fallback: a wrong method is a 405 for anyone).
+fn guarded<S: HttpStore>(
+    method: MethodRouter<Api<S>>,
+    access: Access,
+    api: &Api<S>,
+) -> MethodRouter<Api<S>> {
+    match access {
+        Access::Public => method,
+        Access::Bearer(scopes) => method.route_layer(axum::middleware::from_fn_with_state(
+            auth::Guard {
+                auth: Arc::clone(&api.auth),
+                scopes,
+            },
+            auth::guard,
+        )),
+    }
+}
+
+/// The router of the whole API over `api`, ready to serve or to mount in a
+/// host application (`Router::merge`/`nest`).
+///
+/// Layers, outermost first: one info log line per request (route
+/// template, never the raw path), catch-panic (a 500 problem, never a
+/// dropped connection), the 1 MiB body limit; unknown paths get a 404
+/// problem and wrong methods a 405 problem.
+pub fn router<S: HttpStore>(api: Api<S>) -> Router {
+    api_routes(&api)
+        .fallback(error::route_not_found)
+        .method_not_allowed_fallback(error::method_not_allowed)
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(CatchPanicLayer::custom(error::panic_response))
+        .layer(axum::middleware::from_fn(ops::log_request))
+        .with_state(api)
+}
+
+/// The OpenAPI 3.1 document of [`router`] (also served at `/openapi.json`).
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    <openapi::ApiDoc as utoipa::OpenApi>::openapi()
+}
