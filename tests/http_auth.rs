@@ -1,0 +1,292 @@
+//! Authentication and authorization over a real TCP socket: every way a
+//! token can be wrong (401), every scope and project rule (403), on every
+//! route of the router.
+#![cfg(feature = "http")]
+
+mod http_support;
+
+use accord::http::{scope, Access, Auth, ROUTES};
+use chrono::Utc;
+use http_support::{claims, parts, problem, start, start_with, token, Server, P, SECRET};
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use reqwest::{Method, Response};
+use serde_json::{json, Value};
+
+const RSA_PRIVATE: &str = include_str!("data/jwt/rsa_private.pem");
+const RSA_PUBLIC: &str = include_str!("data/jwt/rsa_public.pem");
+const EC_PRIVATE: &str = include_str!("data/jwt/ec_private.pem");
+const EC_PUBLIC: &str = include_str!("data/jwt/ec_public.pem");
+
+/// base64url without padding, for hand-made tokens.
+fn b64(bytes: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().fold(0u32, |n, &b| n << 8 | u32::from(b)) << (8 * (3 - chunk.len()));
+        for i in 0..=chunk.len() {
+            out.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
+        }
+    }
+    out
+}
+
+fn sign(alg: Algorithm, key: &EncodingKey, claims: &Value) -> String {
+    jsonwebtoken::encode(&Header::new(alg), claims, key).unwrap()
+}
+
+fn good_claims() -> Value {
+    serde_json::to_value(claims(scope::ALL, &[P])).unwrap()
+}
+
+/// The concrete path of a route template, in project `project`.
+fn concrete(path: &str, project: &str) -> String {
+    path.replace("{projId}", project)
+        .replace("{id}", "00000000-0000-4000-8000-000000000000")
+}
+
+/// Sends the route's method to its path with a JSON body where it takes one.
+async fn call(s: &Server, method: &str, path: &str, bearer: Option<&str>) -> Response {
+    let method = Method::from_bytes(method.as_bytes()).unwrap();
+    let mut req = s.client.request(method.clone(), s.url(path));
+    if let Some(t) = bearer {
+        req = req.bearer_auth(t);
+    }
+    if method == Method::POST || method == Method::PUT {
+        req = req.json(&json!({}));
+    }
+    req.send().await.unwrap()
+}
+
+async fn search_with(s: &Server, authorization: Option<&str>) -> Response {
+    let mut req = s.client.post(s.campaign_url("/search")).json(&json!({}));
+    if let Some(a) = authorization {
+        req = req.header("authorization", a);
+    }
+    req.send().await.unwrap()
+}
+
+fn challenge(res: &Response) -> String {
+    res.headers()
+        .get("www-authenticate")
+        .expect("a WWW-Authenticate header")
+        .to_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn a_valid_token_passes() {
+    let s = start().await;
+    let res = search_with(&s, Some(&format!("Bearer {}", s.admin))).await;
+    assert_eq!(res.status(), 200);
+    // The scheme is case-insensitive (RFC 7235).
+    let res = search_with(&s, Some(&format!("bearer {}", s.admin))).await;
+    assert_eq!(res.status(), 200);
+}
+
+#[tokio::test]
+async fn a_missing_token_is_401_with_a_bare_challenge() {
+    let s = start().await;
+    let res = search_with(&s, None).await;
+    let c = challenge(&res);
+    assert!(c.starts_with("Bearer") && !c.contains("error="), "{c}");
+    problem(res, 401, "unauthorized").await;
+}
+
+#[tokio::test]
+async fn every_bad_token_is_401_invalid_token() {
+    let s = start().await;
+    let hs = EncodingKey::from_secret(SECRET.as_bytes());
+    let now = Utc::now().timestamp();
+    let mut expired = good_claims();
+    expired["exp"] = json!(now - 3600);
+    let mut no_exp = good_claims();
+    no_exp.as_object_mut().unwrap().remove("exp");
+    let mut no_sub = good_claims();
+    no_sub.as_object_mut().unwrap().remove("sub");
+    let mut not_yet = good_claims();
+    not_yet["nbf"] = json!(now + 3600);
+    let mut projects_not_a_list = good_claims();
+    projects_not_a_list["projects"] = json!("shop");
+    let payload = b64(good_claims().to_string().as_bytes());
+    let none = format!("{}.{payload}.", b64(br#"{"alg":"none","typ":"JWT"}"#));
+    let none_upper = format!("{}.{payload}.", b64(br#"{"alg":"NONE","typ":"JWT"}"#));
+    let cases: Vec<(&str, String)> = vec![
+        ("garbage", "Bearer abc.def.ghi".to_owned()),
+        ("not a JWT", "Bearer hello".to_owned()),
+        ("empty bearer", "Bearer ".to_owned()),
+        ("basic scheme", "Basic dXNlcjpwYXNz".to_owned()),
+        (
+            "wrong signature",
+            format!(
+                "Bearer {}",
+                sign(Algorithm::HS256, &EncodingKey::from_secret(b"another-secret-another-secret-!!"), &good_claims())
+            ),
+        ),
+        ("expired", format!("Bearer {}", sign(Algorithm::HS256, &hs, &expired))),
+        ("no exp", format!("Bearer {}", sign(Algorithm::HS256, &hs, &no_exp))),
+        ("no sub", format!("Bearer {}", sign(Algorithm::HS256, &hs, &no_sub))),
+        ("not valid yet", format!("Bearer {}", sign(Algorithm::HS256, &hs, &not_yet))),
+        ("projects not a list", format!("Bearer {}", sign(Algorithm::HS256, &hs, &projects_not_a_list))),
+        ("alg none", format!("Bearer {none}")),
+        ("alg NONE", format!("Bearer {none_upper}")),
+        (
+            "HS512 with the right secret",
+            format!("Bearer {}", sign(Algorithm::HS512, &hs, &good_claims())),
+        ),
+        (
+            "RS256 on an HS256 server",
+            format!(
+                "Bearer {}",
+                sign(Algorithm::RS256, &EncodingKey::from_rsa_pem(RSA_PRIVATE.as_bytes()).unwrap(), &good_claims())
+            ),
+        ),
+    ];
+    for (what, header) in cases {
+        let res = search_with(&s, Some(&header)).await;
+        assert_eq!(res.status(), 401, "{what}");
+        let c = challenge(&res);
+        assert!(c.starts_with("Bearer") && c.contains(r#"error="invalid_token""#), "{what}: {c}");
+        problem(res, 401, "invalid_token").await;
+    }
+}
+
+#[tokio::test]
+async fn rs256_pins_its_algorithm() {
+    let s = start_with(Auth::public_key_pem(RSA_PUBLIC.as_bytes()).unwrap()).await;
+    let rsa = EncodingKey::from_rsa_pem(RSA_PRIVATE.as_bytes()).unwrap();
+    let ok = sign(Algorithm::RS256, &rsa, &good_claims());
+    assert_eq!(search_with(&s, Some(&format!("Bearer {ok}"))).await.status(), 200);
+    // Algorithm confusion: HS256 "signed" with the public key as the secret.
+    let confused = sign(
+        Algorithm::HS256,
+        &EncodingKey::from_secret(RSA_PUBLIC.as_bytes()),
+        &good_claims(),
+    );
+    let res = search_with(&s, Some(&format!("Bearer {confused}"))).await;
+    problem(res, 401, "invalid_token").await;
+    // Another RSA algorithm with the same key is not accepted either.
+    let rs512 = sign(Algorithm::RS512, &rsa, &good_claims());
+    let res = search_with(&s, Some(&format!("Bearer {rs512}"))).await;
+    problem(res, 401, "invalid_token").await;
+    // An HS256 token of the test secret means nothing here.
+    let res = search_with(&s, Some(&format!("Bearer {}", token(scope::ALL, &[P])))).await;
+    problem(res, 401, "invalid_token").await;
+}
+
+#[tokio::test]
+async fn es256_pins_its_algorithm() {
+    let s = start_with(Auth::public_key_pem(EC_PUBLIC.as_bytes()).unwrap()).await;
+    let ec = EncodingKey::from_ec_pem(EC_PRIVATE.as_bytes()).unwrap();
+    let ok = sign(Algorithm::ES256, &ec, &good_claims());
+    assert_eq!(search_with(&s, Some(&format!("Bearer {ok}"))).await.status(), 200);
+    let confused = sign(
+        Algorithm::HS256,
+        &EncodingKey::from_secret(EC_PUBLIC.as_bytes()),
+        &good_claims(),
+    );
+    let res = search_with(&s, Some(&format!("Bearer {confused}"))).await;
+    problem(res, 401, "invalid_token").await;
+}
+
+#[test]
+fn weak_or_wrong_keys_are_refused_at_configuration() {
+    assert!(Auth::hs256("short").is_err());
+    assert!(Auth::hs256(SECRET).is_ok());
+    assert!(Auth::public_key_pem(b"not a key").is_err());
+    assert!(Auth::rs256_pem(EC_PUBLIC.as_bytes()).is_err());
+    assert_eq!(Auth::public_key_pem(RSA_PUBLIC.as_bytes()).unwrap().algorithm(), "RS256");
+    assert_eq!(Auth::public_key_pem(EC_PUBLIC.as_bytes()).unwrap().algorithm(), "ES256");
+}
+
+fn bearer_routes() -> impl Iterator<Item = (&'static str, &'static str, &'static [&'static str])> {
+    ROUTES.iter().filter_map(|r| match r.access {
+        Access::Bearer(scopes) => Some((r.method, r.path, scopes)),
+        Access::Public => None,
+    })
+}
+
+#[tokio::test]
+async fn a_token_of_another_project_gets_403_on_every_route() {
+    let s = start().await;
+    let other = token(scope::ALL, &["other"]);
+    let mut checked = 0;
+    for (method, path, _) in bearer_routes() {
+        let res = call(&s, method, &concrete(path, P), Some(&other)).await;
+        problem(res, 403, "project_forbidden").await;
+        // The same token in its own project is let in (whatever the route
+        // then says about the empty body or the unknown id).
+        let res = call(&s, method, &concrete(path, "other"), Some(&other)).await;
+        assert!(
+            ![401, 403].contains(&res.status().as_u16()),
+            "{method} {path}: {}",
+            res.status()
+        );
+        checked += 1;
+    }
+    assert!(checked >= 10, "only {checked} routes checked");
+    // `["*"]` opens every project.
+    let star = token(scope::ALL, &["*"]);
+    let res = call(&s, "POST", &concrete("/campaign/api/projects/{projId}/search", P), Some(&star)).await;
+    assert_eq!(res.status(), 200);
+}
+
+#[tokio::test]
+async fn every_route_needs_exactly_its_scopes() {
+    let s = start().await;
+    for (method, path, needed) in bearer_routes() {
+        let url = concrete(path, P);
+        // Every other scope: 403 naming the missing ones.
+        let others: Vec<&str> = scope::ALL.iter().copied().filter(|x| !needed.contains(x)).collect();
+        let res = call(&s, method, &url, Some(&token(&others, &[P]))).await;
+        let c = challenge(&res);
+        assert!(c.contains("insufficient_scope"), "{method} {path}: {c}");
+        problem(res, 403, "insufficient_scope").await;
+        // Only its scopes: let in.
+        let res = call(&s, method, &url, Some(&token(needed, &[P]))).await;
+        assert!(
+            ![401, 403].contains(&res.status().as_u16()),
+            "{method} {path}: {}",
+            res.status()
+        );
+        // No token at all: 401, on every route.
+        let res = call(&s, method, &url, None).await;
+        problem(res, 401, "unauthorized").await;
+    }
+}
+
+#[tokio::test]
+async fn explain_and_preview_need_campaign_admin() {
+    let s = start().await;
+    let reader = token(&[scope::CAMPAIGN_READ], &[P]);
+    for query in ["?explain=true", "?at=2026-07-01T00:00:00Z"] {
+        let res = s
+            .client
+            .post(s.campaign_url(&format!("/search{query}")))
+            .bearer_auth(&reader)
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap();
+        problem(res, 403, "insufficient_scope").await;
+    }
+    let res = s
+        .client
+        .post(s.campaign_url("/search?explain=false"))
+        .bearer_auth(&reader)
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    let (status, body) = parts(res).await;
+    assert_eq!((status, body["actions"].clone()), (200, json!([])));
+}
+
+#[tokio::test]
+async fn operations_routes_need_no_token() {
+    let s = start().await;
+    for r in ROUTES.iter().filter(|r| r.access == Access::Public) {
+        let res = call(&s, r.method, r.path, None).await;
+        assert_eq!(res.status(), 200, "{}", r.path);
+    }
+}
