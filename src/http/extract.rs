@@ -65,10 +65,16 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
                 ApiError::unreadable_body()
             }
         })?;
-        if bytes.iter().all(u8::is_ascii_whitespace) {
-            return Err(ApiError::body_required());
+        match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
+            None => Err(ApiError::body_required()),
+            // Every body of the API is an object; serde would also read a
+            // struct from an array, positionally — not a thing to accept.
+            Some(b'[') => Err(ApiError::invalid_json(
+                String::new(),
+                "expected a JSON object, found an array".to_owned(),
+            )),
+            Some(_) => parse_json(&bytes).map(JsonBody),
         }
-        parse_json(&bytes).map(JsonBody)
     }
 }
 
