@@ -76,7 +76,7 @@ impl Modify for Common {
                     .build(),
             ),
         );
-        for (status, name, description) in PROBLEMS {
+        for (_, name, description) in PROBLEMS {
             components.responses.insert(
                 (*name).to_owned(),
                 RefOr::T(
@@ -91,7 +91,6 @@ impl Modify for Common {
                         .build(),
                 ),
             );
-            let _ = status;
         }
         for item in doc.paths.paths.values_mut() {
             for op in [

@@ -1,0 +1,166 @@
+//! The OpenAPI document served at `/openapi.json`: OpenAPI 3.1, every route
+//! the router serves (from the router's own table, `ROUTES`) and nothing
+//! else, the scopes of each, resolvable references, spec field names.
+#![cfg(feature = "http")]
+
+mod http_support;
+
+use std::collections::BTreeSet;
+
+use accord::http::{Access, ROUTES};
+use http_support::{parts, start};
+use serde_json::Value;
+
+async fn served_doc() -> Value {
+    let s = start().await;
+    let (status, doc) = parts(s.client.get(s.url("/openapi.json")).send().await.unwrap()).await;
+    assert_eq!(status, 200);
+    doc
+}
+
+fn operations(doc: &Value) -> Vec<(String, String, &Value)> {
+    let mut out = Vec::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            if ["get", "put", "post", "delete", "patch", "head", "options", "trace"].contains(&method.as_str()) {
+                out.push((method.to_uppercase(), path.clone(), op));
+            }
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn the_document_is_openapi_3_1_and_lists_exactly_the_served_routes() {
+    let doc = served_doc().await;
+    assert!(doc["openapi"].as_str().unwrap().starts_with("3.1."), "{}", doc["openapi"]);
+    assert_eq!(doc["info"]["title"], "Accord");
+    let documented: BTreeSet<(String, String)> = operations(&doc)
+        .into_iter()
+        .map(|(m, p, _)| (m, p))
+        .collect();
+    let served: BTreeSet<(String, String)> = ROUTES
+        .iter()
+        .map(|r| (r.method.to_owned(), r.path.to_owned()))
+        .collect();
+    assert_eq!(documented, served);
+    assert_eq!(served.len(), ROUTES.len(), "a route is declared twice");
+}
+
+#[tokio::test]
+async fn every_route_of_the_table_is_really_served() {
+    // The table is what the router is built from; check the router agrees
+    // by asking it: a served route never answers route_not_found or 405.
+    let s = start().await;
+    for r in ROUTES {
+        let path = r
+            .path
+            .replace("{projId}", "shop")
+            .replace("{id}", "00000000-0000-4000-8000-000000000000");
+        let method = reqwest::Method::from_bytes(r.method.as_bytes()).unwrap();
+        let res = s.req(method, &s.url(&path)).json(&serde_json::json!({})).send().await.unwrap();
+        let status = res.status().as_u16();
+        let (_, body) = parts(res).await;
+        assert!(
+            status != 405 && body["code"] != "route_not_found",
+            "{} {}: {status} {body}",
+            r.method,
+            r.path
+        );
+    }
+}
+
+#[tokio::test]
+async fn security_requirements_match_the_route_table() {
+    let doc = served_doc().await;
+    let scheme = &doc["components"]["securitySchemes"]["bearer"];
+    assert_eq!(scheme["type"], "http");
+    assert_eq!(scheme["scheme"], "bearer");
+    assert_eq!(scheme["bearerFormat"], "JWT");
+    for r in ROUTES {
+        let op = &doc["paths"][r.path][r.method.to_lowercase()];
+        match r.access {
+            Access::Public => assert!(op.get("security").is_none(), "{} {}", r.method, r.path),
+            Access::Bearer(scopes) => {
+                let listed: Vec<&str> = op["security"][0]["bearer"]
+                    .as_array()
+                    .unwrap_or_else(|| panic!("{} {} has no security", r.method, r.path))
+                    .iter()
+                    .map(|v| v.as_str().unwrap())
+                    .collect();
+                assert_eq!(listed, scopes, "{} {}", r.method, r.path);
+                for status in ["400", "401", "403", "404", "413", "415", "422", "500", "503"] {
+                    assert!(op["responses"].get(status).is_some(), "{} {} lacks {status}", r.method, r.path);
+                }
+            }
+        }
+    }
+}
+
+/// Every `$ref` in the document resolves.
+fn check_refs(doc: &Value, v: &Value, seen: &mut usize) {
+    match v {
+        Value::Object(map) => {
+            if let Some(Value::String(r)) = map.get("$ref") {
+                let pointer = r.strip_prefix('#').expect("local reference");
+                assert!(doc.pointer(pointer).is_some(), "dangling {r}");
+                *seen += 1;
+            }
+            for v in map.values() {
+                check_refs(doc, v, seen);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| check_refs(doc, v, seen)),
+        _ => {}
+    }
+}
+
+#[tokio::test]
+async fn references_resolve_and_schemas_use_the_spec_names() {
+    let doc = served_doc().await;
+    let mut seen = 0;
+    check_refs(&doc, &doc, &mut seen);
+    assert!(seen > 50, "only {seen} references");
+    let schemas = &doc["components"]["schemas"];
+    let props = |name: &str| -> BTreeSet<String> {
+        schemas[name]["properties"]
+            .as_object()
+            .unwrap_or_else(|| panic!("schema {name}"))
+            .keys()
+            .cloned()
+            .collect()
+    };
+    let has = |name: &str, fields: &[&str]| {
+        let p = props(name);
+        for f in fields {
+            assert!(p.contains(*f), "{name} lacks {f}: {p:?}");
+        }
+    };
+    has("SearchResponse", &["attribute", "actions"]);
+    has("ActionMatch", &["rule", "campaign", "action"]);
+    has("RuleRef", &["id", "name", "thenOperator"]);
+    has("CampaignRef", &["id", "name", "startDate", "endDate", "refCode", "imageUrl"]);
+    has("Then", &["action", "internalAction", "actionRef", "data"]);
+    has("Redemption", &["id", "actionTxs", "campaignCode", "status"]);
+    has("ActionTx", &["status", "then"]);
+    has("RedeemRequest", &["campaignCode", "actionRefs", "channel", "attribute", "cart", "idempotencyKey"]);
+    has("Campaign", &["id", "name", "refCode", "status", "priority", "quotas", "rules", "projectId", "version", "active", "groupName", "createdBy", "lastModifiedDate"]);
+    has("Condition", &["type", "attribute", "op", "value", "valueType"]);
+    has("WhenGroup", &["match", "conditions"]);
+    has("Quota", &["key", "value", "valueField"]);
+    has("Problem", &["type", "title", "status", "detail", "code", "errors"]);
+    has("FieldError", &["field", "message", "code"]);
+    assert_eq!(
+        schemas["Op"]["enum"].as_array().unwrap().len(),
+        12,
+        "the twelve ops of the spec"
+    );
+    assert_eq!(schemas["ThenOperator"]["enum"], serde_json::json!(["AND", "OR"]));
+    // Lists document their total.
+    let list = &doc["paths"]["/campaign/api/projects/{projId}/campaigns"]["get"]["responses"]["200"];
+    assert!(list["headers"].get("X-Total-Count").is_some(), "{list}");
+    assert_eq!(list["content"]["application/json"]["schema"]["type"], "array");
+    // Problems are problem+json.
+    let problem = &doc["components"]["responses"]["Unauthorized"]["content"];
+    assert!(problem.get("application/problem+json").is_some());
+}
