@@ -20,9 +20,11 @@
 
 pub mod campaign;
 pub mod clock;
+pub mod consent;
 pub mod error;
 pub mod store;
 pub mod wire;
 
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use consent::ConsentService;
 pub use error::{Error, ErrorKind, FieldError, Result};

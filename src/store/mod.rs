@@ -1,7 +1,7 @@
 //! What the services need from storage.
 //!
 //! The traits are small and split by role ([`CampaignStore`],
-//! [`RedemptionStore`], [`ConsentStore`](crate::store::ConsentStore)); a
+//! [`RedemptionStore`], [`ContentStore`], [`ConsentLedger`]); a
 //! backend implements all of them and so satisfies [`Store`]. They are
 //! `async` (native `async fn` in traits, futures `Send`), dispatched
 //! statically: `CampaignService<S: CampaignStore + RedemptionStore>`.
@@ -17,6 +17,9 @@
 //! [`ErrorKind::Internal`](crate::ErrorKind::Internal).
 
 mod campaign;
+mod consent;
+
+pub use consent::{ConsentLedger, ConsentStore, ContentStore};
 
 pub use campaign::{
     CampaignQuery, CampaignSort, CampaignStore, RedeemOutcome, RedemptionPlan, RedemptionQuery,

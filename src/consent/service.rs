@@ -1,0 +1,635 @@
+//! [`ConsentService`]: orchestrates clock, store and the pure rules.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+use super::content::{format_time, ContentRecord, ContentType, ContentWrite};
+use super::model::{
+    AcceptConsentRequest, AcceptanceStatus, Consent, ConsentAcceptance, HistoryEntry,
+    PrivacyNotice, PurposeAcceptance, PurposeEvent, PurposeName, PurposeOption, PurposeRequest,
+    SubjectState, ToAccept,
+};
+use super::query::ContentQuery;
+use super::rules::{self, AcceptanceVersion};
+use super::validate::{self, Form};
+use crate::error::Problems;
+use crate::store::{ConsentStore, Page};
+use crate::{Clock, Error, ErrorKind, Result};
+
+/// How often a content replace is retried when another write got in
+/// between reading the current version and appending the next.
+const REPLACE_ATTEMPTS: usize = 3;
+
+/// The consent service: the API a Rust program links against (the `http`
+/// adapter maps each method to an endpoint).
+pub struct ConsentService<S> {
+    store: Arc<S>,
+    clock: Arc<dyn Clock>,
+}
+
+impl<S> Clone for ConsentService<S> {
+    fn clone(&self) -> Self {
+        ConsentService {
+            store: Arc::clone(&self.store),
+            clock: Arc::clone(&self.clock),
+        }
+    }
+}
+
+impl<S> std::fmt::Debug for ConsentService<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConsentService").finish_non_exhaustive()
+    }
+}
+
+fn text(v: Option<&String>) -> String {
+    v.map(|s| s.trim().to_owned()).unwrap_or_default()
+}
+
+fn consent_not_found(id: &str) -> Error {
+    Error::not_found(
+        "consent_not_found",
+        format!("there is no consent {id:?} in this project"),
+    )
+}
+
+impl<S: ConsentStore> ConsentService<S> {
+    /// A service over `store`, taking "now" from `clock`.
+    pub fn new(store: Arc<S>, clock: Arc<dyn Clock>) -> Self {
+        ConsentService { store, clock }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<S> {
+        &self.store
+    }
+
+    async fn consents_of_app(&self, project: &str, app: &str) -> Result<Vec<Consent>> {
+        let records = self.store.consents_of_app(project, app).await?;
+        Ok(records.iter().map(Consent::from_record).collect())
+    }
+
+    async fn acceptance_versions(
+        &self,
+        project: &str,
+        subject: &str,
+    ) -> Result<Vec<AcceptanceVersion>> {
+        let records = self.store.acceptance_versions(project, subject).await?;
+        Ok(records.iter().map(AcceptanceVersion::from_record).collect())
+    }
+
+    /// Endpoint 1: the `PUBLISHED` consents of `app` that `data_subject`
+    /// still has to accept, each with its [`Reason`](super::Reason).
+    pub async fn to_accept(
+        &self,
+        project: &str,
+        app: &str,
+        data_subject: &str,
+    ) -> Result<Vec<ToAccept>> {
+        validate::subject_query(app, data_subject).into_result()?;
+        let consents = self.consents_of_app(project, app).await?;
+        let versions = self.acceptance_versions(project, data_subject).await?;
+        let now = self.clock.now();
+        let acceptances = rules::acceptances_at(&versions, now);
+        Ok(rules::to_accept(&consents, &acceptances, now))
+    }
+
+    /// Endpoint 2: one privacy notice (any status). Unknown id:
+    /// [`NotFound`](ErrorKind::NotFound) `privacy_notice_not_found`.
+    pub async fn privacy_notice(&self, project: &str, id: &str) -> Result<PrivacyNotice> {
+        match self
+            .store
+            .content(project, ContentType::PrivacyNotice, id)
+            .await?
+        {
+            Some(r) => Ok(PrivacyNotice::from_record(&r)),
+            None => Err(Error::not_found(
+                "privacy_notice_not_found",
+                format!("there is no privacy notice {id:?} in this project"),
+            )),
+        }
+    }
+
+    /// Endpoint 3: records an acceptance as a `svc-consent-acceptance-v1`
+    /// content record (so the content store lists it), pinning the consent
+    /// revision and the privacy notice id and revision shown.
+    ///
+    /// Errors: missing fields (422 `required`, all listed); unknown consent
+    /// (404 `consent_not_found`); a consent that is not `PUBLISHED` (422
+    /// `consent_not_published`) or of another application (422
+    /// `consent_not_in_app`); purposes outside the consent's (422, each
+    /// `unknown_purpose`).
+    pub async fn accept_consent(
+        &self,
+        project: &str,
+        req: AcceptConsentRequest,
+        actor: &str,
+    ) -> Result<ConsentAcceptance> {
+        validate::accept_consent(&req).into_result()?;
+        let app = text(req.app.as_ref());
+        let consent_id = text(req.consent_id.as_ref());
+        let record = self
+            .store
+            .content(project, ContentType::Consent, &consent_id)
+            .await?
+            .ok_or_else(|| consent_not_found(&consent_id))?;
+        let consent = Consent::from_record(&record);
+        if !consent.is_published() {
+            return Err(Error::invalid_field(
+                "consentId",
+                "consent_not_published",
+                format!(
+                    "consent {consent_id:?} is {}, only PUBLISHED consents can be accepted",
+                    consent.status
+                ),
+            ));
+        }
+        if consent.application != app {
+            return Err(Error::invalid_field(
+                "consentId",
+                "consent_not_in_app",
+                format!("consent {consent_id:?} does not belong to application {app:?}"),
+            ));
+        }
+        let purposes = match req.purposes {
+            None => consent.purposes.clone(),
+            Some(asked) => {
+                let mut p = Problems::new();
+                for (i, code) in asked.iter().enumerate() {
+                    if !consent.purposes.contains(code) {
+                        p.push(
+                            format!("purposes[{i}]"),
+                            "unknown_purpose",
+                            format!("{code:?} is not a purpose of consent {consent_id:?}"),
+                        );
+                    }
+                }
+                p.into_result()?;
+                asked
+            }
+        };
+        let notice = self
+            .store
+            .content(
+                project,
+                ContentType::PrivacyNotice,
+                &consent.privacy_notice_ref,
+            )
+            .await?
+            .map(|r| PrivacyNotice::from_record(&r));
+        let now = self.clock.now();
+        let expired = rules::expiry(now, consent.lifespan);
+        let mut data = Map::new();
+        let mut put = |k: &str, v: Value| {
+            data.insert(k.to_owned(), v);
+        };
+        put("dataSubject", text(req.data_subject.as_ref()).into());
+        put("consentId", consent_id.into());
+        put("consentApplication", app.into());
+        put("acceptanceDate", format_time(now).into());
+        put("withdrawalDate", "".into());
+        put("status", AcceptanceStatus::Accepted.as_str().into());
+        put("purposes", purposes.into());
+        put("expiredDate", expired.map(format_time).into());
+        put("userAgent", text(req.user_agent.as_ref()).into());
+        put("country", text(req.country.as_ref()).into());
+        put("localIp", text(req.local_ip.as_ref()).into());
+        put("osVersion", text(req.os_version.as_ref()).into());
+        put("model", text(req.model.as_ref()).into());
+        put(
+            "deviceFingerprintId",
+            text(req.device_fingerprint_id.as_ref()).into(),
+        );
+        put("note", req.note.unwrap_or_default().into());
+        put("consentRevision", consent.revision.into());
+        put("privacyNoticeId", consent.privacy_notice_ref.clone().into());
+        put("privacyNoticeRevision", notice.map(|n| n.revision).into());
+        let stored = self
+            .store
+            .insert_content(&ContentWrite {
+                project_id: project.to_owned(),
+                content_type: ContentType::ConsentAcceptance,
+                id: Uuid::new_v4().to_string(),
+                data,
+                actor: actor.to_owned(),
+                at: now,
+            })
+            .await?;
+        Ok(ConsentAcceptance::from_record(&stored))
+    }
+
+    /// Endpoint 4: one option per purpose code of each `PUBLISHED` consent
+    /// of `app`, with the subject's flag and the catalogue names.
+    pub async fn purpose_options(
+        &self,
+        project: &str,
+        app: &str,
+        data_subject: &str,
+    ) -> Result<Vec<PurposeOption>> {
+        validate::subject_query(app, data_subject).into_result()?;
+        let consents = self.consents_of_app(project, app).await?;
+        let versions = self.acceptance_versions(project, data_subject).await?;
+        let events = self
+            .store
+            .purpose_events(project, data_subject, Some(app))
+            .await?;
+        let mut codes: Vec<String> = consents
+            .iter()
+            .filter(|c| c.is_published())
+            .flat_map(|c| c.purposes.iter().cloned())
+            .collect();
+        codes.sort();
+        codes.dedup();
+        let names: Vec<PurposeName> = if codes.is_empty() {
+            Vec::new()
+        } else {
+            let records = self.store.purpose_names(project, &codes).await?;
+            records.iter().map(PurposeName::from_record).collect()
+        };
+        let now = self.clock.now();
+        let acceptances = rules::acceptances_at(&versions, now);
+        Ok(rules::purpose_options(
+            app,
+            &consents,
+            &acceptances,
+            &events,
+            &names,
+            now,
+        ))
+    }
+
+    /// Endpoint 5: records a purpose acceptance. The code must be a purpose
+    /// of a `PUBLISHED` consent of `app` (else 404 `purpose_not_found`);
+    /// the first such consent's lifespan sets the expiry.
+    pub async fn accept_purpose(
+        &self,
+        project: &str,
+        req: PurposeRequest,
+    ) -> Result<PurposeAcceptance> {
+        validate::purpose_request(&req).into_result()?;
+        let (app, subject, code) = (
+            text(req.app.as_ref()),
+            text(req.data_subject.as_ref()),
+            text(req.purpose_code.as_ref()),
+        );
+        let consents = self.consents_of_app(project, &app).await?;
+        let owner = rules::owning_consent(&consents, &code).ok_or_else(|| {
+            Error::not_found(
+                "purpose_not_found",
+                format!("{code:?} is not a purpose of a published consent of application {app:?}"),
+            )
+        })?;
+        let now = self.clock.now();
+        let event = PurposeEvent {
+            id: Uuid::new_v4().to_string(),
+            project_id: project.to_owned(),
+            data_subject: subject,
+            app,
+            purpose_code: code,
+            status: AcceptanceStatus::Accepted,
+            consent_id: Some(owner.id.clone()),
+            acceptance_date: Some(now),
+            expired_date: rules::expiry(now, owner.lifespan),
+            withdrawal_date: None,
+            recorded_at: now,
+            seq: 0,
+        };
+        let stored = self.store.append_purpose_event(&event).await?;
+        Ok(PurposeAcceptance::from(&stored))
+    }
+
+    /// Endpoint 6: records a purpose withdrawal — always, even without a
+    /// prior acceptance (idempotent). It carries the acceptance and expiry
+    /// dates of the latest grant it ends (`null` when none). The code must
+    /// be a purpose of some consent of `app`, of any status (else 404
+    /// `purpose_not_found`): a retired consent's purposes can still be
+    /// withdrawn.
+    pub async fn withdraw_purpose(
+        &self,
+        project: &str,
+        req: PurposeRequest,
+    ) -> Result<PurposeAcceptance> {
+        validate::purpose_request(&req).into_result()?;
+        let (app, subject, code) = (
+            text(req.app.as_ref()),
+            text(req.data_subject.as_ref()),
+            text(req.purpose_code.as_ref()),
+        );
+        let consents = self.consents_of_app(project, &app).await?;
+        if !consents.iter().any(|c| c.purposes.contains(&code)) {
+            return Err(Error::not_found(
+                "purpose_not_found",
+                format!("{code:?} is not a purpose of a consent of application {app:?}"),
+            ));
+        }
+        let versions = self.acceptance_versions(project, &subject).await?;
+        let events = self
+            .store
+            .purpose_events(project, &subject, Some(&app))
+            .await?;
+        let now = self.clock.now();
+        let acceptances = rules::acceptances_at(&versions, now);
+        let ids: HashSet<&str> = consents.iter().map(|c| c.id.as_str()).collect();
+        let timeline = rules::purpose_timeline(&app, &code, &ids, &acceptances, &events, now);
+        let grant = rules::latest_grant(&timeline);
+        let event = PurposeEvent {
+            id: Uuid::new_v4().to_string(),
+            project_id: project.to_owned(),
+            data_subject: subject.clone(),
+            app: app.clone(),
+            purpose_code: code.clone(),
+            status: AcceptanceStatus::Withdrawn,
+            consent_id: None,
+            acceptance_date: grant.map(|g| g.acceptance_date.unwrap_or(g.at)),
+            expired_date: grant.and_then(|g| g.expired_date),
+            withdrawal_date: Some(now),
+            recorded_at: now,
+            seq: 0,
+        };
+        let stored = self.store.append_purpose_event(&event).await?;
+        Ok(PurposeAcceptance::from(&stored))
+    }
+
+    /// Endpoints 9, 11, 13 (and the purpose catalogue): creates a content
+    /// record from its `data`. Unknown type: 404 `content_type_not_found`.
+    /// Invalid data: 422 listing every problem (see [`validate`]).
+    ///
+    /// Consents must name an existing privacy notice; acceptances an
+    /// existing consent and only its purposes. An acceptance written without
+    /// the pins gets them from the consent and notice as they are now.
+    pub async fn create_content(
+        &self,
+        project: &str,
+        content_type: &str,
+        data: Value,
+        actor: &str,
+    ) -> Result<ContentRecord> {
+        let t = ContentType::from_path(content_type)?;
+        let (mut data, mut problems) = validate::content_data(t, Form::Create, &data);
+        self.check_references(project, t, &mut data, None, &mut problems)
+            .await?;
+        problems.into_result()?;
+        self.store
+            .insert_content(&ContentWrite {
+                project_id: project.to_owned(),
+                content_type: t,
+                id: Uuid::new_v4().to_string(),
+                data,
+                actor: actor.to_owned(),
+                at: self.clock.now(),
+            })
+            .await
+    }
+
+    /// Endpoints 10, 12, 14: replaces the whole `data` of a record by
+    /// appending a new version (the old ones stay, see
+    /// [`content_versions`](Self::content_versions)). Attributes of the
+    /// current version missing from the body become `null`; required ones
+    /// missing are a 422. An acceptance keeps its `dataSubject` and
+    /// `consentId` (422 `immutable`). For the acceptance-update response,
+    /// use [`ContentRecord::reduced_envelope`].
+    pub async fn replace_content(
+        &self,
+        project: &str,
+        content_type: &str,
+        id: &str,
+        data: Value,
+        actor: &str,
+    ) -> Result<ContentRecord> {
+        let t = ContentType::from_path(content_type)?;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let current = self.content(project, content_type, id).await?;
+            let (mut new, mut problems) = validate::content_data(t, Form::Update, &data);
+            self.check_references(project, t, &mut new, Some(&current), &mut problems)
+                .await?;
+            problems.into_result()?;
+            for k in current.data.keys() {
+                new.entry(k.clone()).or_insert(Value::Null);
+            }
+            let write = ContentWrite {
+                project_id: project.to_owned(),
+                content_type: t,
+                id: id.to_owned(),
+                data: new,
+                actor: actor.to_owned(),
+                at: self.clock.now(),
+            };
+            match self.store.replace_content(&write, current.version).await {
+                Err(e) if e.kind() == ErrorKind::Conflict && attempt < REPLACE_ATTEMPTS => {}
+                other => return other,
+            }
+        }
+    }
+
+    /// Store-dependent checks of a content write, added to `problems`.
+    async fn check_references(
+        &self,
+        project: &str,
+        t: ContentType,
+        data: &mut Map<String, Value>,
+        current: Option<&ContentRecord>,
+        problems: &mut Problems,
+    ) -> Result<()> {
+        let str_of = |data: &Map<String, Value>, k: &str| {
+            data.get(k).and_then(Value::as_str).map(str::to_owned)
+        };
+        match t {
+            ContentType::Consent => {
+                if let Some(notice) = str_of(data, "privacyNoticeRef") {
+                    let found = self
+                        .store
+                        .content(project, ContentType::PrivacyNotice, &notice)
+                        .await?;
+                    if found.is_none() {
+                        problems.push(
+                            "data.privacyNoticeRef",
+                            "unknown_privacy_notice",
+                            format!("there is no privacy notice {notice:?} in this project"),
+                        );
+                    }
+                }
+            }
+            ContentType::ConsentAcceptance => {
+                if let Some(current) = current {
+                    for k in ["dataSubject", "consentId"] {
+                        let (was, now) = (current.str(k), data.get(k).and_then(Value::as_str));
+                        if now.is_some() && was != now {
+                            problems.push(
+                                format!("data.{k}"),
+                                "immutable",
+                                format!("an acceptance's {k} cannot change (it was {was:?})"),
+                            );
+                        }
+                    }
+                }
+                let Some(consent_id) = str_of(data, "consentId") else {
+                    return Ok(());
+                };
+                let Some(record) = self
+                    .store
+                    .content(project, ContentType::Consent, &consent_id)
+                    .await?
+                else {
+                    problems.push(
+                        "data.consentId",
+                        "unknown_consent",
+                        format!("there is no consent {consent_id:?} in this project"),
+                    );
+                    return Ok(());
+                };
+                let consent = Consent::from_record(&record);
+                if let Some(Value::Array(codes)) = data.get("purposes") {
+                    for (i, code) in codes.iter().enumerate() {
+                        if code
+                            .as_str()
+                            .is_some_and(|c| !consent.purposes.iter().any(|p| p == c))
+                        {
+                            problems.push(
+                                format!("data.purposes[{i}]"),
+                                "unknown_purpose",
+                                format!("{code} is not a purpose of consent {consent_id:?}"),
+                            );
+                        }
+                    }
+                }
+                if current.is_none() {
+                    self.pin(project, &consent, data).await?;
+                }
+            }
+            ContentType::PrivacyNotice | ContentType::Purpose => {}
+        }
+        Ok(())
+    }
+
+    /// Fills the pins an acceptance was created without.
+    async fn pin(
+        &self,
+        project: &str,
+        consent: &Consent,
+        data: &mut Map<String, Value>,
+    ) -> Result<()> {
+        let missing = |data: &Map<String, Value>, k: &str| data.get(k).is_none_or(Value::is_null);
+        if missing(data, "consentRevision") {
+            data.insert("consentRevision".into(), consent.revision.into());
+        }
+        if missing(data, "privacyNoticeId") {
+            data.insert(
+                "privacyNoticeId".into(),
+                consent.privacy_notice_ref.clone().into(),
+            );
+        }
+        if missing(data, "privacyNoticeRevision") {
+            let notice_id = data
+                .get("privacyNoticeId")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
+            let revision = self
+                .store
+                .content(project, ContentType::PrivacyNotice, &notice_id)
+                .await?
+                .map(|r| PrivacyNotice::from_record(&r).revision);
+            data.insert("privacyNoticeRevision".into(), revision.into());
+        }
+        Ok(())
+    }
+
+    /// The current version of a record. Unknown type: 404
+    /// `content_type_not_found`; unknown id: 404 `content_not_found`.
+    pub async fn content(
+        &self,
+        project: &str,
+        content_type: &str,
+        id: &str,
+    ) -> Result<ContentRecord> {
+        let t = ContentType::from_path(content_type)?;
+        self.store
+            .content(project, t, id)
+            .await?
+            .ok_or_else(|| content_not_found(t, id))
+    }
+
+    /// Endpoints 7, 8: a page of current records, filtered and sorted (see
+    /// [`crate::consent::query`]).
+    pub async fn list_content(
+        &self,
+        project: &str,
+        content_type: &str,
+        query: &ContentQuery,
+    ) -> Result<Page<ContentRecord>> {
+        let t = ContentType::from_path(content_type)?;
+        query.check()?;
+        self.store.list_content(project, t, query).await
+    }
+
+    /// Every version of a record, oldest first. Unknown id: 404
+    /// `content_not_found`.
+    pub async fn content_versions(
+        &self,
+        project: &str,
+        content_type: &str,
+        id: &str,
+    ) -> Result<Vec<ContentRecord>> {
+        let t = ContentType::from_path(content_type)?;
+        let versions = self.store.content_versions(project, t, id).await?;
+        if versions.is_empty() {
+            return Err(content_not_found(t, id));
+        }
+        Ok(versions)
+    }
+
+    /// Every record of a subject — each version of their consent
+    /// acceptances and each purpose event — in the order recorded (a data
+    /// subject access request, machine-readable).
+    pub async fn history(&self, project: &str, data_subject: &str) -> Result<Vec<HistoryEntry>> {
+        let acceptances = self
+            .store
+            .acceptance_versions(project, data_subject)
+            .await?;
+        let events = self
+            .store
+            .purpose_events(project, data_subject, None)
+            .await?;
+        Ok(rules::history(acceptances, events))
+    }
+
+    /// Which consents (with revision) and purposes of `app` the subject had
+    /// agreed to at `at`, from the records as they stood then (see
+    /// [`rules::state_at`]).
+    pub async fn state_at(
+        &self,
+        project: &str,
+        data_subject: &str,
+        app: &str,
+        at: DateTime<Utc>,
+    ) -> Result<SubjectState> {
+        validate::subject_query(app, data_subject).into_result()?;
+        let consents = self.consents_of_app(project, app).await?;
+        let versions = self.acceptance_versions(project, data_subject).await?;
+        let events = self
+            .store
+            .purpose_events(project, data_subject, Some(app))
+            .await?;
+        Ok(rules::state_at(
+            app,
+            data_subject,
+            &consents,
+            &versions,
+            &events,
+            crate::clock::truncate_micros(at),
+        ))
+    }
+}
+
+fn content_not_found(t: ContentType, id: &str) -> Error {
+    Error::not_found(
+        "content_not_found",
+        format!("there is no {t} with id {id:?} in this project"),
+    )
+}
