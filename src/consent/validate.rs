@@ -462,3 +462,7 @@ pub fn subject_query(app: &str, data_subject: &str) -> Problems {
     }
     p
 }
+
+#[cfg(test)]
+#[path = "validate_tests.rs"]
+mod tests;
