@@ -272,8 +272,10 @@ fn history_is_in_recorded_order() {
         last_modified_date: t(h),
         data: serde_json::Map::new(),
     };
-    let mut log = Log::default();
-    log.seq = 1;
+    let mut log = Log {
+        seq: 1,
+        ..Log::default()
+    };
     log.purpose("x", true, 1, None); // seq 2
     let h = history(vec![rec("late", 2, 3), rec("early", 1, 1)], log.events);
     let order: Vec<i64> = h.iter().map(HistoryEntry::seq).collect();

@@ -45,6 +45,7 @@ use ContentType::{Consent as C, ConsentAcceptance as A, PrivacyNotice as N, Purp
 use Form::{Create, Update};
 
 #[test]
+#[allow(clippy::too_many_lines)] // a table of cases
 fn cases() {
     let cases: Vec<(ContentType, Form, Value, &[&str])> = vec![
         (C, Create, consent(), &[]),
