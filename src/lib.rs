@@ -5,7 +5,8 @@
 //! - **Consent**: privacy notices, consents with purposes and lifespans,
 //!   acceptances with device context, purpose accept/withdraw, and a content
 //!   store — what a controller needs to prove consent under GDPR Art. 7(1)
-//!   and Thailand's PDPA s.19.
+//!   and Thailand's PDPA s.19. Entry point: [`ConsentService`]; decisions
+//!   and an example in [`consent`].
 //! - **Campaigns**: promotion rules (conditions on the cart, its items and
 //!   custom attributes; benefits that may be formulas), search (which
 //!   benefits apply to this cart) and redeem (record it, within quotas that

@@ -49,7 +49,9 @@
 //! **Acceptances** pin what the subject was shown: `consentRevision`,
 //! `privacyNoticeId`, `privacyNoticeRevision` are extra attributes of the
 //! acceptance `data` (filled from the current consent and notice when a
-//! content-store create leaves them out). An acceptance's `dataSubject` and
+//! content-store create leaves them out). An acceptance belongs to its
+//! consent by `consentId` (if a consent's `application` is edited, its
+//! acceptances follow it). An acceptance's `dataSubject` and
 //! `consentId` never change (422 `immutable`): proof of who agreed to what
 //! is not edited. A content-store acceptance must reference an existing
 //! consent (422 `unknown_consent`) and only its purposes (422

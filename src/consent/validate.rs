@@ -21,7 +21,7 @@
 //! [`Problems`], so one response lists everything.
 //!
 //! Validation also **normalises**: timestamps become
-//! [`format_time`](super::format_time)'s fixed UTC form, whole numbers sent
+//! [`format_time`]'s fixed UTC form, whole numbers sent
 //! as `2.0` become `2`. Attributes outside the schema are kept unchanged.
 
 use std::collections::HashSet;

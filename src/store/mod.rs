@@ -11,6 +11,11 @@
 //! ([`RedemptionStore::redeem`]), atomic in the database. Nothing above the
 //! store reads a quota and then writes it.
 //!
+//! **Architecture invariant:** consent history is append-only — a content
+//! write appends a version, purpose events are only appended — and every
+//! append gets the next `seq` of one store-wide order
+//! ([`ContentStore`], [`ConsentLedger`]).
+//!
 //! **Architecture invariant:** driver error types never cross this boundary;
 //! backends map them to [`Error`](crate::Error) with
 //! [`ErrorKind::Unavailable`](crate::ErrorKind::Unavailable) (retry) or

@@ -43,8 +43,10 @@ impl<S> std::fmt::Debug for ConsentService<S> {
     }
 }
 
+/// A request field as sent. Values are never trimmed: the subject `" u1"`
+/// of an acceptance must be the subject `" u1"` of a later to-accept.
 fn text(v: Option<&String>) -> String {
-    v.map(|s| s.trim().to_owned()).unwrap_or_default()
+    v.cloned().unwrap_or_default()
 }
 
 fn consent_not_found(id: &str) -> Error {
@@ -96,7 +98,7 @@ impl<S: ConsentStore> ConsentService<S> {
     }
 
     /// Endpoint 2: one privacy notice (any status). Unknown id:
-    /// [`NotFound`](ErrorKind::NotFound) `privacy_notice_not_found`.
+    /// [`NotFound`](crate::ErrorKind::NotFound) `privacy_notice_not_found`.
     pub async fn privacy_notice(&self, project: &str, id: &str) -> Result<PrivacyNotice> {
         match self
             .store
