@@ -5,7 +5,8 @@
 //! - **Consent**: privacy notices, consents with purposes and lifespans,
 //!   acceptances with device context, purpose accept/withdraw, and a content
 //!   store — what a controller needs to prove consent under GDPR Art. 7(1)
-//!   and Thailand's PDPA s.19.
+//!   and Thailand's PDPA s.19. Entry point: [`ConsentService`]; decisions
+//!   and an example in [`consent`].
 //! - **Campaigns**: promotion rules (conditions on the cart, its items and
 //!   custom attributes; benefits that may be formulas), search (which
 //!   benefits apply to this cart) and redeem (record it, within quotas that
@@ -24,6 +25,7 @@
 pub mod campaign;
 pub mod clock;
 pub mod condition;
+pub mod consent;
 pub mod engine;
 pub mod error;
 pub mod formula;
@@ -32,5 +34,7 @@ pub mod store;
 pub mod template;
 pub mod wire;
 
+pub use campaign::CampaignService;
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use consent::ConsentService;
 pub use error::{Error, ErrorKind, FieldError, Result};
