@@ -34,6 +34,11 @@ pub use campaign::{
 #[cfg(feature = "memory")]
 pub mod memory;
 
+/// Every storage role: what one backend provides to both services.
+pub trait Store: CampaignStore + RedemptionStore + ConsentStore + 'static {}
+
+impl<T: CampaignStore + RedemptionStore + ConsentStore + 'static> Store for T {}
+
 use serde::{Deserialize, Serialize};
 
 /// Default page size of every list.
