@@ -1,6 +1,6 @@
 //! Conditions, compiled once and evaluated many times.
 //!
-//! A [`Condition`](crate::campaign::Condition) as saved is text; compiling it
+//! A [`Condition`] as saved is text; compiling it
 //! parses its value once — NUMBER values to `Decimal`, `in` lists to hash
 //! sets, regexes to automata — so that evaluating it against a request does
 //! no parsing of the campaign at all.
