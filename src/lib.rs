@@ -5,7 +5,8 @@
 //! - **Consent**: privacy notices, consents with purposes and lifespans,
 //!   acceptances with device context, purpose accept/withdraw, and a content
 //!   store — what a controller needs to prove consent under GDPR Art. 7(1)
-//!   and Thailand's PDPA s.19.
+//!   and Thailand's PDPA s.19. Entry point: [`ConsentService`]; decisions
+//!   and an example in [`consent`].
 //! - **Campaigns**: promotion rules (conditions on the cart, its items and
 //!   custom attributes; benefits that may be formulas), search (which
 //!   benefits apply to this cart) and redeem (record it, within quotas that
@@ -16,6 +17,96 @@
 //! rule engine, the consent rules) that does no I/O; store traits; services
 //! that orchestrate clock, store and core; and adapters behind features.
 //! See `ARCHITECTURE.md`.
+//!
+//! # Search and redeem
+//!
+//! Evaluation is synchronous and pure; storage is async. A synchronous host
+//! blocks on the service call at the edge (here with `pollster`), and
+//! nowhere else.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use accord::campaign::{CampaignInput, RedeemRequest, SearchOptions, SearchRequest};
+//! use accord::store::memory::MemoryStore;
+//! use accord::{CampaignService, SystemClock};
+//! use serde_json::json;
+//!
+//! let service = CampaignService::new(Arc::new(MemoryStore::new()), Arc::new(SystemClock));
+//! let campaign: CampaignInput = serde_json::from_value(json!({
+//!     "name": "10% off carts over 1,000", "refCode": "CART10",
+//!     "startDate": "2020-01-01T00:00:00Z", "endDate": "2100-01-01T00:00:00Z",
+//!     "quotas": [{"key": "${campaignCode}-${userId}", "value": 1}],
+//!     "rules": [{
+//!         "name": "cart over 1,000",
+//!         "when": [{"match": "ALL", "conditions": [
+//!             {"type": "cart", "attribute": "totalPrice", "op": "gte", "value": "1000", "valueType": "NUMBER"}
+//!         ]}],
+//!         "thenOperator": "AND",
+//!         "then": [{"action": "CART_DISCOUNT", "data": [
+//!             {"attribute": "amount", "value": "floor(${totalPrice} * 0.1)", "isFormula": true}
+//!         ]}]
+//!     }]
+//! }))?;
+//! pollster::block_on(service.create_campaign("shop", campaign, "admin"))?;
+//!
+//! let cart = json!({"attribute": {"userId": "u1"}, "cart": {"totalPrice": "1250.00", "currency": "THB"}});
+//! let search: SearchRequest = serde_json::from_value(cart.clone())?;
+//! let found = pollster::block_on(service.search("shop", &search, &SearchOptions::default()))?;
+//! assert_eq!(found.actions[0].action.data[0].value, "125");
+//!
+//! let mut redeem: RedeemRequest = serde_json::from_value(cart)?;
+//! redeem.campaign_code = "CART10".into();
+//! let done = pollster::block_on(service.redeem("shop", &redeem))?;
+//! assert_eq!(done.redemption.action_txs[0].status.as_str(), "COMPLETE");
+//! // The per-user quota of 1 is used up: a second redeem is refused, nothing recorded.
+//! let again = pollster::block_on(service.redeem("shop", &redeem)).unwrap_err();
+//! assert_eq!(again.code(), "quota_exceeded");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Accepting a consent
+//!
+//! ```
+//! use std::sync::Arc;
+//! use accord::consent::AcceptConsentRequest;
+//! use accord::store::memory::MemoryStore;
+//! use accord::{ConsentService, SystemClock};
+//! use serde_json::json;
+//!
+//! let consent = ConsentService::new(Arc::new(MemoryStore::new()), Arc::new(SystemClock));
+//! use pollster::block_on as block;
+//! let notice = block(consent.create_content("shop", "svc-privacy-notice-v1",
+//!     json!({"name": "Privacy notice", "revision": 1, "status": "PUBLISHED"}), "admin"))?;
+//! let marketing = block(consent.create_content("shop", "svc-consent-v1", json!({
+//!     "name": "Marketing", "application": "web", "purposes": ["email", "sms"],
+//!     "lifespan": 365, "privacyNoticeRef": notice.id, "revision": 1, "status": "PUBLISHED"
+//! }), "admin"))?;
+//!
+//! // The subject has it to accept, and accepts it for e-mail only.
+//! assert_eq!(block(consent.to_accept("shop", "web", "user-1"))?.len(), 1);
+//! let accepted = block(consent.accept_consent("shop", AcceptConsentRequest {
+//!     app: Some("web".into()), data_subject: Some("user-1".into()),
+//!     consent_id: Some(marketing.id.clone()), purposes: Some(vec!["email".into()]),
+//!     user_agent: Some("Mozilla/5.0".into()), country: Some("TH".into()),
+//!     local_ip: Some("10.0.0.1".into()), os_version: Some("17".into()),
+//!     model: Some("iPhone".into()), device_fingerprint_id: Some("fp-1".into()), note: None,
+//! }, "user-1"))?;
+//! assert_eq!(accepted.status.as_str(), "ACCEPTED");
+//! assert!(block(consent.to_accept("shop", "web", "user-1"))?.is_empty());
+//! let flags: Vec<(String, bool)> = block(consent.purpose_options("shop", "web", "user-1"))?
+//!     .into_iter().map(|p| (p.code, p.accepted)).collect();
+//! assert_eq!(flags, [("email".to_string(), true), ("sms".to_string(), false)]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Features
+//!
+//! | Feature | What it adds |
+//! |---|---|
+//! | `memory` (default) | [`store::memory::MemoryStore`], the reference store |
+//! | `sqlite` | a store on a SQLite file (the server's embedded default) |
+//! | `postgres` | a store on PostgreSQL, for many server instances sharing one database |
+//! | `http` | an axum router exposing the wire API, with JWT auth and OpenAPI |
 #![forbid(unsafe_code)]
 // No unwrap on caller data: the library uses `expect` naming the invariant.
 // (Scoped to the library; tests, examples and benches may unwrap.)
@@ -24,6 +115,7 @@
 pub mod campaign;
 pub mod clock;
 pub mod condition;
+pub mod consent;
 pub mod engine;
 pub mod error;
 pub mod formula;
@@ -34,5 +126,7 @@ pub mod store;
 pub mod template;
 pub mod wire;
 
+pub use campaign::CampaignService;
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use consent::ConsentService;
 pub use error::{Error, ErrorKind, FieldError, Result};

@@ -11,9 +11,9 @@ use super::model::{
     Campaign, CampaignInput, Explanation, QuotaUsage, RedeemRequest, Redemption, SearchRequest,
     SearchResponse, TxStatus,
 };
-use super::snapshots::{Snapshots, DEFAULT_REFRESH};
+use super::snapshots::{Snapshot, Snapshots, DEFAULT_REFRESH};
 use super::validate::{build, Stamp};
-use crate::engine::{self, plan_redeem, CompiledCampaign};
+use crate::engine::{self, CompiledCampaign, Engine};
 use crate::limits::{MAX_CAMPAIGNS_PER_PROJECT, MAX_REF_CODE_LEN};
 use crate::store::{
     check_page_size, CampaignQuery, CampaignStore, Page, RedeemOutcome, RedemptionPlan,
@@ -284,9 +284,11 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
             .ok_or_else(|| {
                 campaign_not_found(format_args!("with refCode {:?}", request.campaign_code))
             })?;
-        let compiled = self.compiled(project, &campaign).await?;
+        let engine = self.engine_for(project, &campaign).await?;
         let now = self.clock.now();
-        let plan = plan_redeem(&compiled, request, now)?;
+        let plan = engine
+            .engine
+            .plan_redeem(&campaign.ref_code, request, now)?;
         let redemption = Redemption {
             id: Uuid::new_v4(),
             project_id: project.to_owned(),
@@ -315,23 +317,26 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
         }
     }
 
-    /// The compiled form of a stored campaign: from the snapshot when it
-    /// holds this very version, else compiled now.
-    async fn compiled(&self, project: &str, campaign: &Campaign) -> Result<Arc<CompiledCampaign>> {
+    /// An engine holding the stored campaign: the project snapshot when it
+    /// holds this very version, else one compiled now for this campaign only
+    /// (redeem always evaluates the campaign as it is stored).
+    async fn engine_for(&self, project: &str, campaign: &Campaign) -> Result<Arc<Snapshot>> {
         let snapshot = self.snapshots.get(&*self.store, project).await?;
         if let Some(cc) = snapshot.engine.by_code(&campaign.ref_code) {
             if cc.campaign.id == campaign.id && cc.campaign.version == campaign.version {
-                return Ok(Arc::clone(cc));
+                return Ok(snapshot);
             }
         }
-        CompiledCampaign::compile(campaign)
-            .map(Arc::new)
-            .map_err(|fields| {
-                Error::internal(format!(
-                    "stored campaign {} does not compile: {fields:?}",
-                    campaign.id
-                ))
-            })
+        let compiled = CompiledCampaign::compile(campaign).map_err(|fields| {
+            Error::internal(format!(
+                "stored campaign {} does not compile: {fields:?}",
+                campaign.id
+            ))
+        })?;
+        Ok(Arc::new(Snapshot {
+            version: -1,
+            engine: Engine::new([Arc::new(compiled)]),
+        }))
     }
 
     /// Cancels a redemption: its transactions become `CANCELLED` and its

@@ -1,6 +1,6 @@
 //! Conditions, compiled once and evaluated many times.
 //!
-//! A [`Condition`](crate::campaign::Condition) as saved is text; compiling it
+//! A [`Condition`] as saved is text; compiling it
 //! parses its value once — NUMBER values to `Decimal`, `in` lists to hash
 //! sets, regexes to automata — so that evaluating it against a request does
 //! no parsing of the campaign at all.
@@ -434,6 +434,39 @@ fn scalar_test(
     }
 }
 
+/// Most distinct patterns kept by [`compile_regex`]'s cache.
+const REGEX_CACHE_CAPACITY: usize = 4096;
+
+/// Compiles a pattern with full-match semantics (`^(?:pattern)$`) and the
+/// size budgets, through a process-wide cache: identical patterns in many
+/// campaigns compile once and share one automaton, which keeps snapshot
+/// builds fast and lets the engine memoise a pattern's result per value
+/// across campaigns (clones of a `Regex` share its pattern string, so its
+/// address identifies the pattern).
+pub fn compile_regex(pattern: &str) -> Result<Regex, regex::Error> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock, PoisonError};
+    static CACHE: OnceLock<Mutex<HashMap<String, Regex>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
+    if let Some(re) = cache
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(pattern)
+    {
+        return Ok(re.clone());
+    }
+    // Compile outside the lock: a slow pattern must not block other saves.
+    let re = RegexBuilder::new(&format!("^(?:{pattern})$"))
+        .size_limit(REGEX_SIZE_LIMIT)
+        .dfa_size_limit(REGEX_SIZE_LIMIT)
+        .build()?;
+    let mut cache = cache.lock().unwrap_or_else(PoisonError::into_inner);
+    if cache.len() >= REGEX_CACHE_CAPACITY {
+        cache.clear();
+    }
+    Ok(cache.entry(pattern.to_owned()).or_insert(re).clone())
+}
+
 fn regex_test(
     pattern: &str,
     value_path: &dyn Fn() -> String,
@@ -447,13 +480,7 @@ fn regex_test(
         ));
         return None;
     }
-    // Full-match semantics: the whole input must match.
-    let anchored = format!("^(?:{pattern})$");
-    match RegexBuilder::new(&anchored)
-        .size_limit(REGEX_SIZE_LIMIT)
-        .dfa_size_limit(REGEX_SIZE_LIMIT)
-        .build()
-    {
+    match compile_regex(pattern) {
         Ok(re) => Some(Test::Regex(re)),
         Err(e) => {
             // Report against the pattern as written, not the anchored form.

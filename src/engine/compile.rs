@@ -1,5 +1,7 @@
 //! Compiling a campaign: every value parsed once, every problem reported.
 
+use std::sync::Arc;
+
 use rust_decimal::Decimal;
 
 use crate::campaign::{Campaign, MatchKind, Rule, Then, ThenOperator};
@@ -31,11 +33,8 @@ pub(crate) struct CompiledRule {
 #[derive(Debug, Clone)]
 pub(crate) struct CompiledGroup {
     pub(crate) match_kind: MatchKind,
-    /// Conditions on the cart and custom attributes, with their index in the group.
-    pub(crate) plain: Vec<(usize, CompiledCondition)>,
-    /// Conditions on cart items, with their index in the group; in an `ALL`
-    /// group one item must satisfy all of them.
-    pub(crate) item: Vec<(usize, CompiledCondition)>,
+    /// The conditions, in group order; shared with the engine's rule plans.
+    pub(crate) conditions: Vec<Arc<CompiledCondition>>,
 }
 
 #[derive(Debug, Clone)]
@@ -205,34 +204,30 @@ fn compile_rule(rule: &Rule, path: &str, problems: &mut Vec<FieldError>) -> Opti
 
 fn compile_groups(rule: &Rule, path: &str, problems: &mut Vec<FieldError>) -> Vec<CompiledGroup> {
     let mut groups = Vec::with_capacity(rule.when.len());
-    {
-        for (g, group) in rule.when.iter().enumerate() {
-            let gpath = format!("{path}.when[{g}]");
-            if !group.match_kind.is_known() {
-                problems.push(FieldError::new(
-                    format!("{gpath}.match"),
-                    "invalid_enum",
-                    format!(
-                        "unknown match {:?}; expected one of {}",
-                        group.match_kind.as_str(),
-                        MatchKind::expected()
-                    ),
-                ));
-            }
-            let mut compiled = CompiledGroup {
-                match_kind: group.match_kind.clone(),
-                plain: Vec::new(),
-                item: Vec::new(),
-            };
-            for (c, cond) in group.conditions.iter().enumerate() {
-                match condition::compile(cond, &format!("{gpath}.conditions[{c}]")) {
-                    Ok(cc) if cc.target.is_item() => compiled.item.push((c, cc)),
-                    Ok(cc) => compiled.plain.push((c, cc)),
-                    Err(e) => problems.extend(e),
-                }
-            }
-            groups.push(compiled);
+    for (g, group) in rule.when.iter().enumerate() {
+        let gpath = format!("{path}.when[{g}]");
+        if !group.match_kind.is_known() {
+            problems.push(FieldError::new(
+                format!("{gpath}.match"),
+                "invalid_enum",
+                format!(
+                    "unknown match {:?}; expected one of {}",
+                    group.match_kind.as_str(),
+                    MatchKind::expected()
+                ),
+            ));
         }
+        let mut conditions = Vec::with_capacity(group.conditions.len());
+        for (c, cond) in group.conditions.iter().enumerate() {
+            match condition::compile(cond, &format!("{gpath}.conditions[{c}]")) {
+                Ok(cc) => conditions.push(Arc::new(cc)),
+                Err(e) => problems.extend(e),
+            }
+        }
+        groups.push(CompiledGroup {
+            match_kind: group.match_kind.clone(),
+            conditions,
+        });
     }
     groups
 }

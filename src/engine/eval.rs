@@ -1,9 +1,12 @@
-//! Evaluating the rules of a campaign against a prepared request, and
-//! explaining why they did not fire.
+//! Evaluating rule plans against a prepared request, and explaining why
+//! they did not fire.
+
+use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 
-use super::compile::{CompiledCampaign, CompiledGroup, CompiledRule};
+use super::compile::CompiledCampaign;
+use super::plan::{CondPlan, GroupPlan, RulePlan};
 use super::request::{item_input, Prepared};
 use crate::campaign::{Condition, Explanation, MatchKind, Rule};
 use crate::condition::{Field, Input, Test};
@@ -14,21 +17,21 @@ use crate::condition::{Field, Input, Test};
 pub(crate) struct Held(pub(crate) Option<usize>);
 
 /// Evaluates conditions for one request, memoising regex results per
-/// (pattern, value) so that a pattern shared by many campaigns, or tested on
-/// the same value by many conditions, runs once.
+/// (pattern, value): a pattern shared by many campaigns (they share one
+/// compiled automaton, see `condition::compile_regex`) runs once per value.
 #[derive(Default)]
 pub(crate) struct Evaluator {
-    regex_memo: std::collections::HashMap<(usize, usize), bool>,
+    regex_memo: HashMap<(usize, usize), bool>,
 }
 
 impl Evaluator {
     fn check(&mut self, test: &Test, field: &Field) -> Option<bool> {
         match test {
             Test::Regex(re) => {
-                // Both addresses are stable for the lifetime of one search: the
-                // engine snapshot and the prepared request are borrowed, not moved.
+                // Both addresses are stable for the whole search: the snapshot
+                // and the prepared request are borrowed, never moved.
                 let key = (
-                    std::ptr::from_ref(re) as usize,
+                    re.as_str().as_ptr() as usize,
                     std::ptr::from_ref(field) as usize,
                 );
                 Some(
@@ -42,16 +45,16 @@ impl Evaluator {
         }
     }
 
-    fn holds(&mut self, cond: &crate::condition::CompiledCondition, input: Input<'_>) -> bool {
-        cond.eval_with(input, &mut |t, f| self.check(t, f))
+    fn holds(&mut self, c: &CondPlan, input: Input<'_>) -> bool {
+        c.cond.eval_with(input, &mut |t, f| self.check(t, f))
     }
 
     /// Whether a group holds, and with which cart item.
-    fn group(&mut self, group: &CompiledGroup, req: &Prepared<'_>) -> Option<Held> {
+    fn group(&mut self, group: &GroupPlan, req: &Prepared<'_>) -> Option<Held> {
         match group.match_kind {
             MatchKind::All => {
-                for (_, c) in &group.plain {
-                    if !self.holds(c, req.input(&c.target)) {
+                for c in &group.plain {
+                    if !self.holds(c, req.input(c.input)) {
                         return None;
                     }
                 }
@@ -64,34 +67,32 @@ impl Evaluator {
                         group
                             .item
                             .iter()
-                            .all(|(_, c)| self.holds(c, item_input(item, &c.target)))
+                            .all(|c| self.holds(c, item_input(item, c.input)))
                     })
                     .map(|i| Held(Some(i)))
             }
-            // Validation rejects unknown kinds; treat them as never holding.
-            MatchKind::Any | MatchKind::Unknown(_) => {
-                if !matches!(group.match_kind, MatchKind::Any) {
-                    return None;
-                }
+            MatchKind::Any => {
                 let item = req.items.iter().position(|item| {
                     group
                         .item
                         .iter()
-                        .any(|(_, c)| self.holds(c, item_input(item, &c.target)))
+                        .any(|c| self.holds(c, item_input(item, c.input)))
                 });
                 let plain = group
                     .plain
                     .iter()
-                    .any(|(_, c)| self.holds(c, req.input(&c.target)));
+                    .any(|c| self.holds(c, req.input(c.input)));
                 (plain || item.is_some()).then_some(Held(item))
             }
+            // Validation rejects unknown kinds; never holding is the safe reading.
+            MatchKind::Unknown(_) => None,
         }
     }
 
-    /// Whether a rule fires (its conditions only; the validity window is
-    /// checked by [`rule_valid_at`]), and with which cart item: the one that
-    /// satisfied its first group with item conditions.
-    pub(crate) fn rule(&mut self, rule: &CompiledRule, req: &Prepared<'_>) -> Option<Held> {
+    /// Whether a rule's conditions hold (the validity window is checked by
+    /// [`rule_valid_at`]), and with which cart item: the one that satisfied
+    /// its first group with item conditions.
+    pub(crate) fn rule(&mut self, rule: &RulePlan, req: &Prepared<'_>) -> Option<Held> {
         let mut matched = None;
         for group in &rule.groups {
             let held = self.group(group, req)?;
@@ -126,14 +127,17 @@ pub(crate) fn explanation(cc: &CompiledCampaign, reason: &str, message: String) 
 }
 
 /// Why no rule of a campaign fired: the first rule's first failure.
+/// `rules` are the campaign's rule plans, in rule order.
 pub(crate) fn explain(
     cc: &CompiledCampaign,
+    rules: &[RulePlan],
     req: &Prepared<'_>,
     now: DateTime<Utc>,
 ) -> Explanation {
-    let Some((r, rule)) = cc.rules.iter().enumerate().next() else {
+    let Some(rule) = rules.first() else {
         return explanation(cc, "no_rules", "the campaign has no rules".to_owned());
     };
+    let r = rule.rule as usize;
     let source = &cc.campaign.rules[r];
     if !rule_valid_at(source, now) {
         return Explanation {
@@ -163,51 +167,46 @@ pub(crate) fn explain(
             ..explanation(cc, "condition_failed", message)
         };
         if group.match_kind != MatchKind::All {
-            let c = group
-                .plain
-                .iter()
-                .chain(&group.item)
-                .map(|(i, _)| *i)
-                .min()
-                .unwrap_or(0);
+            let message = if conds.is_empty() {
+                "the ANY group has no conditions, so it never holds"
+            } else {
+                "none of the conditions of the ANY group holds"
+            };
             return Explanation {
-                field: Some(gpath.clone()),
-                ..failed(
-                    c,
-                    None,
-                    "none of the conditions of the ANY group holds".to_owned(),
-                )
+                rule_id: Some(source.id.clone()),
+                field: Some(gpath),
+                ..explanation(cc, "condition_failed", message.to_owned())
             };
         }
-        for (c, cond) in &group.plain {
-            let input = req.input(&cond.target);
-            if !ev.holds(cond, input) {
+        for c in &group.plain {
+            let input = req.input(c.input);
+            if !ev.holds(c, input) {
                 let actual = input.describe();
                 return failed(
-                    *c,
+                    c.position,
                     actual.clone(),
-                    describe_failure(&conds[*c], actual.as_deref()),
+                    describe_failure(&conds[c.position], actual.as_deref()),
                 );
             }
         }
-        for (c, cond) in &group.item {
+        for c in &group.item {
             if !req
                 .items
                 .iter()
-                .any(|item| ev.holds(cond, item_input(item, &cond.target)))
+                .any(|item| ev.holds(c, item_input(item, c.input)))
             {
                 let values: Vec<String> = req
                     .items
                     .iter()
-                    .filter_map(|item| item_input(item, &cond.target).describe())
+                    .filter_map(|item| item_input(item, c.input).describe())
                     .collect();
                 let actual = (!values.is_empty()).then(|| values.join("; "));
                 let message = if req.items.is_empty() {
                     "the cart has no items".to_owned()
                 } else {
-                    format!("no cart item satisfies {}", describe(&conds[*c]))
+                    format!("no cart item satisfies {}", describe(&conds[c.position]))
                 };
-                return failed(*c, actual, message);
+                return failed(c.position, actual, message);
             }
         }
         return Explanation {

@@ -9,30 +9,42 @@
 mod benefit;
 mod compile;
 mod eval;
+mod index;
+mod plan;
 mod redeem;
 mod request;
 
 use std::collections::HashMap;
+use std::ops::Range;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
 pub use benefit::RESERVED_NAMES;
 pub use compile::CompiledCampaign;
-pub use redeem::{plan_redeem, PlannedRedemption};
+pub use redeem::PlannedRedemption;
 pub use request::{check_limits, Prepared};
 
 use crate::campaign::{
-    ActionMatch, CampaignRef, Explanation, QuotaCharge, RuleRef, SearchRequest, ThenOperator,
+    ActionMatch, CampaignRef, Explanation, QuotaCharge, RedeemRequest, RuleRef, SearchRequest,
+    ThenOperator,
 };
 use crate::Result;
 use eval::{explain, explanation, rule_valid_at, Evaluator};
+use index::Index;
+use plan::{RulePlan, Symbols};
 
-/// An immutable snapshot of a project's campaigns, compiled.
+/// An immutable snapshot of a project's campaigns, compiled and indexed.
 #[derive(Debug, Clone, Default)]
 pub struct Engine {
     /// Sorted by (priority, refCode): the order of search results.
     campaigns: Vec<Arc<CompiledCampaign>>,
+    /// Every rule of every campaign, in campaign then rule order.
+    rules: Vec<RulePlan>,
+    /// The rules of campaign `c` are `rules[first_rule[c]..first_rule[c + 1]]`.
+    first_rule: Vec<usize>,
+    symbols: Symbols,
+    index: Index,
     by_code: HashMap<String, usize>,
 }
 
@@ -59,19 +71,41 @@ pub struct SearchOutcome<'e> {
 }
 
 impl Engine {
-    /// A snapshot of compiled campaigns.
+    /// Builds a snapshot: orders the campaigns, resolves attribute names to
+    /// slots and indexes the rules.
     pub fn new(campaigns: impl IntoIterator<Item = Arc<CompiledCampaign>>) -> Engine {
         let mut campaigns: Vec<Arc<CompiledCampaign>> = campaigns.into_iter().collect();
         campaigns.sort_by(|a, b| {
             (a.campaign.priority, &a.campaign.ref_code)
                 .cmp(&(b.campaign.priority, &b.campaign.ref_code))
         });
+        let mut symbols = Symbols::default();
+        let rules = plan::build(&campaigns, &mut symbols);
+        let mut first_rule = Vec::with_capacity(campaigns.len() + 1);
+        let mut next = 0;
+        for cc in &campaigns {
+            first_rule.push(next);
+            next += cc.rules.len();
+        }
+        first_rule.push(next);
+        let channels: Vec<Option<&str>> = campaigns
+            .iter()
+            .map(|c| c.campaign.channel.as_deref())
+            .collect();
+        let index = Index::build(&rules, &channels);
         let by_code = campaigns
             .iter()
             .enumerate()
             .map(|(i, c)| (c.campaign.ref_code.clone(), i))
             .collect();
-        Engine { campaigns, by_code }
+        Engine {
+            campaigns,
+            rules,
+            first_rule,
+            symbols,
+            index,
+            by_code,
+        }
     }
 
     /// Number of campaigns in the snapshot.
@@ -94,58 +128,166 @@ impl Engine {
         self.by_code.get(ref_code).map(|&i| &self.campaigns[i])
     }
 
-    /// Which benefits of which running campaigns apply to `request` at `now`.
+    fn rules_of(&self, c: usize) -> Range<usize> {
+        self.first_rule[c]..self.first_rule[c + 1]
+    }
+
+    /// Prepares a request for this snapshot.
+    pub fn prepare<'r>(&self, request: &'r SearchRequest) -> Result<Prepared<'r>> {
+        Prepared::new(request, &self.symbols)
+    }
+
+    /// Which benefits of which running campaigns apply to `request` at
+    /// `now`, touching only the rules the index says the request can satisfy.
     pub fn search(
         &self,
         request: &SearchRequest,
         now: DateTime<Utc>,
         explain_misses: bool,
     ) -> Result<SearchOutcome<'_>> {
-        let prepared = Prepared::new(request)?;
+        let prepared = self.prepare(request)?;
+        let candidates = self.index.candidates(&prepared);
+        Ok(self.search_rules(&prepared, &candidates, now, explain_misses))
+    }
+
+    /// The same as [`search`](Self::search), evaluating every rule one by
+    /// one: the reference the index is checked against.
+    pub fn search_unindexed(
+        &self,
+        request: &SearchRequest,
+        now: DateTime<Utc>,
+        explain_misses: bool,
+    ) -> Result<SearchOutcome<'_>> {
+        let prepared = self.prepare(request)?;
+        let all: Vec<u32> =
+            (0..u32::try_from(self.rules.len()).expect("fewer than 2^32 rules")).collect();
+        Ok(self.search_rules(&prepared, &all, now, explain_misses))
+    }
+
+    /// Evaluates the `candidates` rules (sorted) and, with `explain_misses`,
+    /// explains every running campaign that did not fire.
+    fn search_rules(
+        &self,
+        req: &Prepared<'_>,
+        candidates: &[u32],
+        now: DateTime<Utc>,
+        explain_misses: bool,
+    ) -> SearchOutcome<'_> {
         let mut ev = Evaluator::default();
         let mut out = SearchOutcome::default();
-        for cc in &self.campaigns {
-            if !cc.campaign.is_running(now) {
+        let mut dropped: HashMap<usize, Box<Explanation>> = HashMap::new();
+        let mut fired = vec![
+            false;
+            if explain_misses {
+                self.campaigns.len()
+            } else {
+                0
+            }
+        ];
+        let mut i = 0;
+        while i < candidates.len() {
+            let c = self.rules[candidates[i] as usize].campaign as usize;
+            let start = i;
+            while i < candidates.len() && self.rules[candidates[i] as usize].campaign as usize == c
+            {
+                i += 1;
+            }
+            let cc = &self.campaigns[c];
+            if !cc.campaign.is_running(now) || !channel_ok(cc, req) {
                 continue;
             }
-            if let Some(channel) = &cc.campaign.channel {
-                if request.channel.as_ref() != Some(channel) {
+            let rules = candidates[start..i]
+                .iter()
+                .map(|&r| &self.rules[r as usize]);
+            match evaluate_campaign(cc, rules, req, now, &mut ev) {
+                Ok(hit) => {
                     if explain_misses {
-                        out.explanations.push(explanation(
-                            cc,
-                            "channel_mismatch",
-                            format!("the campaign runs on channel {channel:?} only"),
-                        ));
+                        fired[c] = true;
                     }
-                    continue;
+                    out.hits.push(hit);
                 }
-            }
-            match evaluate_campaign(cc, &prepared, now, &mut ev) {
-                Ok(hit) => out.hits.push(hit),
-                Err(miss) => {
-                    if explain_misses {
-                        out.explanations
-                            .push(miss.map_or_else(|| explain(cc, &prepared, now), |b| *b));
-                    }
+                Err(Some(why)) => {
+                    dropped.insert(c, why);
                 }
+                Err(None) => {}
             }
         }
-        Ok(out)
+        if explain_misses {
+            for (c, cc) in self.campaigns.iter().enumerate() {
+                if fired[c] || !cc.campaign.is_running(now) {
+                    continue;
+                }
+                let why = if let Some(channel) = cc
+                    .campaign
+                    .channel
+                    .as_ref()
+                    .filter(|_| !channel_ok(cc, req))
+                {
+                    explanation(
+                        cc,
+                        "channel_mismatch",
+                        format!("the campaign runs on channel {channel:?} only"),
+                    )
+                } else if let Some(why) = dropped.remove(&c) {
+                    *why
+                } else {
+                    explain(cc, &self.rules[self.rules_of(c)], req, now)
+                };
+                out.explanations.push(why);
+            }
+        }
+        out
+    }
+
+    /// Re-evaluates campaign `ref_code` against a redeem request at `now`
+    /// and plans the redemption (see [`PlannedRedemption`]).
+    pub fn plan_redeem(
+        &self,
+        ref_code: &str,
+        request: &RedeemRequest,
+        now: DateTime<Utc>,
+    ) -> Result<PlannedRedemption> {
+        let c = *self.by_code.get(ref_code).ok_or_else(|| {
+            crate::Error::not_found(
+                "campaign_not_found",
+                format!("no campaign with refCode {ref_code:?}"),
+            )
+        })?;
+        let search = request.as_search();
+        let req = self.prepare(&search)?;
+        redeem::plan(
+            &self.campaigns[c],
+            &self.rules[self.rules_of(c)],
+            &req,
+            request,
+            now,
+        )
     }
 }
 
-/// Evaluates one running campaign. `Err(None)`: no rule fired (explain
-/// separately, on demand); `Err(Some(e))`: rules fired but every action
-/// was dropped, with why.
-fn evaluate_campaign<'e>(
+/// Whether the request may see the campaign: a campaign with a channel runs
+/// only for requests of that channel.
+fn channel_ok(cc: &CompiledCampaign, req: &Prepared<'_>) -> bool {
+    match &cc.campaign.channel {
+        None => true,
+        Some(channel) => req.channel().is_some_and(|f| f.text() == channel),
+    }
+}
+
+/// Evaluates some rules of one running campaign. `Err(None)`: no rule
+/// fired (explained separately, on demand); `Err(Some(e))`: rules fired but
+/// every action was dropped, with why.
+fn evaluate_campaign<'e, 'p>(
     cc: &'e CompiledCampaign,
+    rules: impl Iterator<Item = &'p RulePlan>,
     req: &Prepared<'_>,
     now: DateTime<Utc>,
     ev: &mut Evaluator,
 ) -> std::result::Result<CampaignHit<'e>, Option<Box<Explanation>>> {
     let mut actions = Vec::new();
     let mut dropped = None;
-    for (r, rule) in cc.rules.iter().enumerate() {
+    for rule in rules {
+        let r = rule.rule as usize;
         let source = &cc.campaign.rules[r];
         if !rule_valid_at(source, now) {
             continue;
@@ -154,7 +296,7 @@ fn evaluate_campaign<'e>(
             continue;
         };
         let item = held.0.map(|i| &req.items[i]);
-        for (b, benefit) in rule.benefits.iter().enumerate() {
+        for (b, benefit) in cc.rules[r].benefits.iter().enumerate() {
             match benefit::evaluate(
                 benefit,
                 &format!("rules[{r}].then[{b}]"),

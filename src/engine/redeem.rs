@@ -5,6 +5,7 @@ use chrono::{DateTime, Utc};
 
 use super::compile::CompiledCampaign;
 use super::eval::{explain, rule_valid_at, Evaluator, Held};
+use super::plan::RulePlan;
 use super::request::Prepared;
 use super::{benefit, is_or};
 use crate::campaign::{ActionTx, Campaign, QuotaCharge, RedeemRequest, Then, TxStatus};
@@ -24,7 +25,8 @@ fn unprocessable(code: &'static str, message: impl Into<String>) -> Error {
     Error::new(ErrorKind::Validation, code, message)
 }
 
-/// Re-evaluates `cc` against the request at `now` and plans the redemption.
+/// Re-evaluates `cc` (whose rule plans are `rules`) against the request at
+/// `now` and plans the redemption.
 ///
 /// - The campaign must be running and, if it has a channel, the request must
 ///   be of it (`campaign_not_active`, `channel_mismatch`).
@@ -35,13 +37,13 @@ fn unprocessable(code: &'static str, message: impl Into<String>) -> Error {
 /// - `actionRefs` given: exactly those benefits, each of a firing rule
 ///   (`unknown_action_ref` otherwise); naming a benefit of an `AND` rule
 ///   redeems all of that rule's benefits, since they apply together.
-pub fn plan_redeem(
+pub(crate) fn plan(
     cc: &CompiledCampaign,
+    rules: &[RulePlan],
+    req: &Prepared<'_>,
     request: &RedeemRequest,
     now: DateTime<Utc>,
 ) -> Result<PlannedRedemption> {
-    let search = request.as_search();
-    let req = Prepared::new(&search)?;
     let c = &cc.campaign;
     if !c.is_running(now) {
         return Err(unprocessable(
@@ -61,15 +63,13 @@ pub fn plan_redeem(
         }
     }
     let mut ev = Evaluator::default();
-    let firing: Vec<(usize, Held)> = cc
-        .rules
+    let firing: Vec<(usize, Held)> = rules
         .iter()
-        .enumerate()
-        .filter(|(r, _)| rule_valid_at(&c.rules[*r], now))
-        .filter_map(|(r, rule)| ev.rule(rule, &req).map(|item| (r, item)))
+        .filter(|rule| rule_valid_at(&c.rules[rule.rule as usize], now))
+        .filter_map(|rule| ev.rule(rule, req).map(|held| (rule.rule as usize, held)))
         .collect();
     if firing.is_empty() {
-        let why = explain(cc, &req, now);
+        let why = explain(cc, rules, req, now);
         let fields = why
             .field
             .iter()
@@ -99,12 +99,12 @@ pub fn plan_redeem(
                 &format!("rules[{r}].then[{b}]"),
                 item_of(r),
                 cc,
-                &req,
+                req,
                 now,
             )
         })
         .collect::<Result<_>>()?;
-    let charges = benefit::charges(cc, &thens, &req, now)?;
+    let charges = benefit::charges(cc, &thens, req, now)?;
     Ok(PlannedRedemption {
         action_txs: thens
             .into_iter()

@@ -4,13 +4,12 @@
 //! them) and each cart item's fields, so conditions never look at JSON and
 //! each value's decimal form is parsed at most once per request.
 
-use std::borrow::Cow;
-use std::collections::HashMap;
-
 use serde_json::Value;
+use std::borrow::Cow;
 
+use super::plan::{InputRef, Symbols};
 use crate::campaign::{CartItem, SearchRequest};
-use crate::condition::{Field, Input, Target};
+use crate::condition::{Field, Input};
 use crate::limits::{
     MAX_ATTRIBUTES, MAX_ATTRIBUTE_ARRAY_LEN, MAX_CART_ITEMS, MAX_REQUEST_STRING_LEN,
     MAX_TAGS_PER_ITEM,
@@ -91,43 +90,78 @@ impl Item {
     }
 }
 
-/// A request, prepared for evaluation.
+/// A request, prepared for evaluation against one snapshot.
 #[derive(Debug)]
 pub struct Prepared<'r> {
     pub(crate) request: &'r SearchRequest,
-    attrs: HashMap<&'r str, Attr>,
+    /// Custom attributes by slot of the snapshot's symbols; names no
+    /// condition reads are not prepared at all.
+    attrs: Vec<Attr>,
     total_price: Option<Field>,
     currency: Option<Field>,
+    channel: Option<Field>,
     pub(crate) items: Vec<Item>,
 }
 
 impl<'r> Prepared<'r> {
     /// Prepares a request; fails when it exceeds a request limit.
-    pub fn new(request: &'r SearchRequest) -> Result<Prepared<'r>> {
+    pub(crate) fn new(request: &'r SearchRequest, symbols: &Symbols) -> Result<Prepared<'r>> {
         check_limits(request)?;
         let cart = &request.cart;
+        let mut attrs = vec![Attr::Missing; symbols.len()];
+        for (name, value) in &request.attribute {
+            if let Some(slot) = symbols.get(name) {
+                attrs[slot as usize] = Attr::from_json(value);
+            }
+        }
         Ok(Prepared {
             request,
-            attrs: request
-                .attribute
-                .iter()
-                .map(|(k, v)| (k.as_str(), Attr::from_json(v)))
-                .collect(),
+            attrs,
             total_price: cart.total_price.as_ref().map(|s| Field::new(s.as_text())),
             currency: cart.currency.as_ref().map(|s| Field::new(s.as_text())),
+            channel: request.channel.as_deref().map(Field::new),
             items: cart.items.iter().map(Item::new).collect(),
         })
     }
 
-    /// The input of a non-item target.
-    pub(crate) fn input(&self, target: &Target) -> Input<'_> {
-        match target {
-            Target::TotalPrice => self.total_price.as_ref().map_or(Input::Missing, Input::One),
-            Target::Currency => self.currency.as_ref().map_or(Input::Missing, Input::One),
-            Target::Custom(name) => self.attrs.get(&**name).map_or(Input::Missing, Attr::input),
-            // Item targets are read through `item_input`.
-            Target::Sku | Target::Amount | Target::Price | Target::Tags => Input::Missing,
+    /// The input of a request-level condition.
+    pub(crate) fn input(&self, input: InputRef) -> Input<'_> {
+        match input {
+            InputRef::TotalPrice => self.total_price.as_ref().map_or(Input::Missing, Input::One),
+            InputRef::Currency => self.currency.as_ref().map_or(Input::Missing, Input::One),
+            InputRef::Slot(slot) => self
+                .attrs
+                .get(slot as usize)
+                .map_or(Input::Missing, Attr::input),
+            // Item inputs are read through `item_input`.
+            InputRef::Sku | InputRef::Amount | InputRef::Price | InputRef::Tags => Input::Missing,
         }
+    }
+
+    /// The request's channel.
+    pub(crate) fn channel(&self) -> Option<&Field> {
+        self.channel.as_ref()
+    }
+
+    /// Every value the index looks up: each custom attribute value, each
+    /// item's sku and each of its tags.
+    pub(crate) fn indexed_values(&self) -> impl Iterator<Item = (InputRef, &Field)> + '_ {
+        let attrs = self.attrs.iter().enumerate().flat_map(|(slot, attr)| {
+            let slot = InputRef::Slot(u32::try_from(slot).expect("slots fit u32"));
+            let fields: &[Field] = match attr {
+                Attr::One(f) => std::slice::from_ref(f),
+                Attr::Many(fs) => fs,
+                Attr::Missing => &[],
+            };
+            fields.iter().map(move |f| (slot, f))
+        });
+        let items = self.items.iter().flat_map(|item| {
+            item.sku
+                .iter()
+                .map(|f| (InputRef::Sku, f))
+                .chain(item.tags.iter().map(|f| (InputRef::Tags, f)))
+        });
+        attrs.chain(items)
     }
 
     /// The request's attribute value as text, for placeholders.
@@ -149,15 +183,17 @@ impl<'r> Prepared<'r> {
     }
 }
 
-/// The input of an item target on one item.
-pub(crate) fn item_input<'a>(item: &'a Item, target: &Target) -> Input<'a> {
-    let opt = |f: &'a Option<Field>| f.as_ref().map_or(Input::Missing, Input::One);
-    match target {
-        Target::Sku => opt(&item.sku),
-        Target::Amount => opt(&item.amount),
-        Target::Price => opt(&item.price),
-        Target::Tags => Input::Many(&item.tags),
-        Target::TotalPrice | Target::Currency | Target::Custom(_) => Input::Missing,
+/// The input of an item condition on one item.
+pub(crate) fn item_input(item: &Item, input: InputRef) -> Input<'_> {
+    fn opt(f: Option<&Field>) -> Input<'_> {
+        f.map_or(Input::Missing, Input::One)
+    }
+    match input {
+        InputRef::Sku => opt(item.sku.as_ref()),
+        InputRef::Amount => opt(item.amount.as_ref()),
+        InputRef::Price => opt(item.price.as_ref()),
+        InputRef::Tags => Input::Many(&item.tags),
+        InputRef::TotalPrice | InputRef::Currency | InputRef::Slot(_) => Input::Missing,
     }
 }
 

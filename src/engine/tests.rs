@@ -189,12 +189,12 @@ fn quota_keys_prefer_reserved_names_and_merge_duplicates() {
             "rules": [rule("r", "AND", json!([]), json!([benefit("b", json!([{"attribute": "pts", "value": "3"}]))]))]
         }),
     );
-    let cc = CompiledCampaign::compile(&c).unwrap();
+    let e = engine(vec![c]);
     let req: RedeemRequest = serde_json::from_value(json!({
         "campaignCode": "CODE", "attribute": {"userId": "u", "campaignCode": "spoof"}
     }))
     .unwrap();
-    let plan = plan_redeem(&cc, &req, now()).unwrap();
+    let plan = e.plan_redeem(&req.campaign_code, &req, now()).unwrap();
     let charges: Vec<(String, String, String)> = plan
         .charges
         .iter()
@@ -218,11 +218,11 @@ fn naming_one_benefit_of_an_and_rule_redeems_all_of_it() {
             rule("or", "OR", json!([]), json!([benefit("o1", json!([])), benefit("o2", json!([]))]))
         ]}),
     );
-    let cc = CompiledCampaign::compile(&c).unwrap();
+    let e = engine(vec![c]);
     let plan = |refs: serde_json::Value| {
         let req: RedeemRequest =
             serde_json::from_value(json!({"campaignCode": "C", "actionRefs": refs})).unwrap();
-        plan_redeem(&cc, &req, now()).map(|p| {
+        e.plan_redeem(&req.campaign_code, &req, now()).map(|p| {
             p.action_txs
                 .iter()
                 .map(|t| t.then.action_ref.clone())
@@ -256,4 +256,162 @@ fn request_limits_are_enforced() {
         e.search(&req, now(), false).unwrap_err().code(),
         "request_too_large"
     );
+}
+
+/// The exactness guard of the index: for random campaigns and requests, the
+/// indexed search returns exactly what evaluating every rule returns.
+mod index_exactness {
+    use proptest::prelude::*;
+    use serde_json::{json, Value};
+
+    use super::*;
+
+    const NAMES: [&str; 3] = ["a", "b", "c"];
+
+    fn value() -> impl Strategy<Value = String> {
+        prop_oneof![
+            (0..4u8).prop_map(|i| format!("v{i}")),
+            (0..4u8).prop_map(|i| i.to_string())
+        ]
+    }
+
+    fn condition() -> impl Strategy<Value = Value> {
+        let target = prop_oneof![
+            prop::sample::select(NAMES.to_vec()).prop_map(|n| ("custom", n)),
+            Just(("cartItem", "sku")),
+            Just(("cartItem", "tags")),
+            Just(("cartItem", "amount")),
+            Just(("cart", "totalPrice")),
+        ];
+        let ops = prop::sample::select(vec![
+            "eq",
+            "neq",
+            "gt",
+            "gte",
+            "lt",
+            "lte",
+            "in",
+            "not_in",
+            "matches",
+            "not_matches",
+            "contains",
+            "not_contains",
+        ]);
+        (
+            target,
+            ops,
+            prop::bool::ANY,
+            prop::collection::vec(value(), 1..3),
+        )
+            .prop_map(|((kind, attr), op, number, vs)| {
+                let numeric: Vec<String> = vs
+                    .iter()
+                    .map(|v| v.trim_start_matches('v').to_owned())
+                    .collect();
+                let vs = if number { numeric } else { vs };
+                let value = match op {
+                    "in" | "not_in" => crate::condition::list::format_list(&vs),
+                    "matches" | "not_matches" => format!("{}|x", vs[0]),
+                    _ => vs[0].clone(),
+                };
+                json!({"type": kind, "attribute": attr, "op": op, "value": value,
+                   "valueType": if number { "NUMBER" } else { "STRING" }})
+            })
+    }
+
+    fn group() -> impl Strategy<Value = Value> {
+        (prop::bool::weighted(0.8), prop::collection::vec(condition(), 0..4))
+            .prop_map(|(all, conds)| json!({"match": if all { "ALL" } else { "ANY" }, "conditions": conds}))
+    }
+
+    fn campaign_json() -> impl Strategy<Value = (Option<&'static str>, bool, Vec<Value>)> {
+        let channel = prop::option::weighted(0.2, prop::sample::select(vec!["web", "app"]));
+        let rules = prop::collection::vec(prop::collection::vec(group(), 0..3), 1..3);
+        (channel, prop::bool::weighted(0.9), rules).prop_map(|(channel, enabled, rules)| {
+            let rules = rules
+                .into_iter()
+                .enumerate()
+                .map(|(r, groups)| {
+                    rule(
+                        &format!("r{r}"),
+                        "AND",
+                        json!(groups),
+                        json!([benefit(&format!("b{r}"), json!([]))]),
+                    )
+                })
+                .collect();
+            (channel, enabled, rules)
+        })
+    }
+
+    fn request() -> impl Strategy<Value = SearchRequest> {
+        let attr = prop_oneof![
+            value().prop_map(Value::String),
+            (0..4i64).prop_map(Value::from),
+            prop::collection::vec(value(), 0..3).prop_map(|v| json!(v)),
+            Just(Value::Null),
+        ];
+        let attrs = prop::collection::btree_map(prop::sample::select(NAMES.to_vec()), attr, 0..4);
+        let item = (value(), prop::collection::vec(value(), 0..3), 0..4u8)
+            .prop_map(|(sku, tags, amount)| json!({"sku": sku, "tags": tags, "amount": amount}));
+        let channel = prop::option::of(prop::sample::select(vec!["web", "app"]));
+        (attrs, prop::collection::vec(item, 0..3), channel, 0..4u8).prop_map(
+            |(attrs, items, channel, total)| {
+                serde_json::from_value(json!({"attribute": attrs, "channel": channel,
+                                          "cart": {"totalPrice": total, "items": items}}))
+                .unwrap()
+            },
+        )
+    }
+
+    type Summary = (
+        Vec<(String, Vec<String>)>,
+        Vec<(String, String, Option<String>)>,
+    );
+
+    fn summary(out: &SearchOutcome<'_>) -> Summary {
+        let hits = out
+            .hits
+            .iter()
+            .map(|h| {
+                (
+                    h.campaign.campaign.ref_code.clone(),
+                    h.actions
+                        .iter()
+                        .map(|a| a.action.action_ref.clone())
+                        .collect(),
+                )
+            })
+            .collect();
+        let why = out
+            .explanations
+            .iter()
+            .map(|e| (e.ref_code.clone(), e.reason.clone(), e.field.clone()))
+            .collect();
+        (hits, why)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        #[test]
+        fn indexed_search_equals_one_by_one(
+            campaigns in prop::collection::vec(campaign_json(), 1..8),
+            requests in prop::collection::vec(request(), 1..5),
+        ) {
+            let campaigns: Vec<Campaign> = campaigns
+                .into_iter()
+                .enumerate()
+                .map(|(i, (channel, enabled, rules))| {
+                    campaign(&format!("C{i}"), json!({"channel": channel, "status": if enabled { "ENABLE" } else { "DISABLE" },
+                                                     "priority": i % 3 + 1, "rules": rules}))
+                })
+                .collect();
+            let e = engine(campaigns);
+            for req in &requests {
+                let indexed = e.search(req, now(), true).unwrap();
+                let plain = e.search_unindexed(req, now(), true).unwrap();
+                prop_assert_eq!(summary(&indexed), summary(&plain));
+            }
+        }
+    }
 }

@@ -1,7 +1,7 @@
 //! What the services need from storage.
 //!
 //! The traits are small and split by role ([`CampaignStore`],
-//! [`RedemptionStore`], [`ConsentStore`](crate::store::ConsentStore)); a
+//! [`RedemptionStore`], [`ContentStore`], [`ConsentLedger`]); a
 //! backend implements all of them and so satisfies [`Store`]. They are
 //! `async` (native `async fn` in traits, futures `Send`), dispatched
 //! statically: `CampaignService<S: CampaignStore + RedemptionStore>`.
@@ -11,12 +11,20 @@
 //! ([`RedemptionStore::redeem`]), atomic in the database. Nothing above the
 //! store reads a quota and then writes it.
 //!
+//! **Architecture invariant:** consent history is append-only — a content
+//! write appends a version, purpose events are only appended — and every
+//! append gets the next `seq` of one store-wide order
+//! ([`ContentStore`], [`ConsentLedger`]).
+//!
 //! **Architecture invariant:** driver error types never cross this boundary;
 //! backends map them to [`Error`](crate::Error) with
 //! [`ErrorKind::Unavailable`](crate::ErrorKind::Unavailable) (retry) or
 //! [`ErrorKind::Internal`](crate::ErrorKind::Internal).
 
 mod campaign;
+mod consent;
+
+pub use consent::{ConsentLedger, ConsentStore, ContentStore};
 
 pub use campaign::{
     CampaignQuery, CampaignSort, CampaignStore, RedeemOutcome, RedemptionPlan, RedemptionQuery,
@@ -25,6 +33,11 @@ pub use campaign::{
 
 #[cfg(feature = "memory")]
 pub mod memory;
+
+/// Every storage role: what one backend provides to both services.
+pub trait Store: CampaignStore + RedemptionStore + ConsentStore + 'static {}
+
+impl<T: CampaignStore + RedemptionStore + ConsentStore + 'static> Store for T {}
 
 use serde::{Deserialize, Serialize};
 

@@ -3,6 +3,7 @@
 //! each is atomic.
 
 mod campaign;
+mod consent;
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
@@ -10,6 +11,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     campaigns: Mutex<campaign::State>,
+    consent: Mutex<consent::State>,
 }
 
 impl MemoryStore {

@@ -1,0 +1,397 @@
+//! [`ConsentService`]: orchestrates clock, store and the pure rules.
+
+mod cms;
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+use super::content::{format_time, ContentType, ContentWrite};
+use super::model::{
+    AcceptConsentRequest, AcceptanceStatus, Consent, ConsentAcceptance, HistoryEntry,
+    PrivacyNotice, PurposeAcceptance, PurposeEvent, PurposeName, PurposeOption, PurposeRequest,
+    SubjectState, ToAccept,
+};
+use super::rules::{self, AcceptanceVersion};
+use super::validate;
+use crate::error::Problems;
+use crate::store::ConsentStore;
+use crate::{Clock, Error, Result};
+
+/// The consent service: the API a Rust program links against (the `http`
+/// adapter maps each method to an endpoint).
+pub struct ConsentService<S> {
+    store: Arc<S>,
+    clock: Arc<dyn Clock>,
+}
+
+impl<S> Clone for ConsentService<S> {
+    fn clone(&self) -> Self {
+        ConsentService {
+            store: Arc::clone(&self.store),
+            clock: Arc::clone(&self.clock),
+        }
+    }
+}
+
+impl<S> std::fmt::Debug for ConsentService<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConsentService").finish_non_exhaustive()
+    }
+}
+
+/// A request field as sent. Values are never trimmed: the subject `" u1"`
+/// of an acceptance must be the subject `" u1"` of a later to-accept.
+fn text(v: Option<&String>) -> String {
+    v.cloned().unwrap_or_default()
+}
+
+fn consent_not_found(id: &str) -> Error {
+    Error::not_found(
+        "consent_not_found",
+        format!("there is no consent {id:?} in this project"),
+    )
+}
+
+impl<S: ConsentStore> ConsentService<S> {
+    /// A service over `store`, taking "now" from `clock`.
+    pub fn new(store: Arc<S>, clock: Arc<dyn Clock>) -> Self {
+        ConsentService { store, clock }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<S> {
+        &self.store
+    }
+
+    async fn consents_of_app(&self, project: &str, app: &str) -> Result<Vec<Consent>> {
+        let records = self.store.consents_of_app(project, app).await?;
+        Ok(records.iter().map(Consent::from_record).collect())
+    }
+
+    async fn acceptance_versions(
+        &self,
+        project: &str,
+        subject: &str,
+    ) -> Result<Vec<AcceptanceVersion>> {
+        let records = self.store.acceptance_versions(project, subject).await?;
+        Ok(records.iter().map(AcceptanceVersion::from_record).collect())
+    }
+
+    /// Endpoint 1: the `PUBLISHED` consents of `app` that `data_subject`
+    /// still has to accept, each with its [`Reason`](super::Reason).
+    pub async fn to_accept(
+        &self,
+        project: &str,
+        app: &str,
+        data_subject: &str,
+    ) -> Result<Vec<ToAccept>> {
+        validate::subject_query(app, data_subject).into_result()?;
+        let consents = self.consents_of_app(project, app).await?;
+        let versions = self.acceptance_versions(project, data_subject).await?;
+        let now = self.clock.now();
+        let acceptances = rules::acceptances_at(&versions, now);
+        Ok(rules::to_accept(&consents, &acceptances, now))
+    }
+
+    /// Endpoint 2: one privacy notice (any status). Unknown id:
+    /// [`NotFound`](crate::ErrorKind::NotFound) `privacy_notice_not_found`.
+    pub async fn privacy_notice(&self, project: &str, id: &str) -> Result<PrivacyNotice> {
+        match self
+            .store
+            .content(project, ContentType::PrivacyNotice, id)
+            .await?
+        {
+            Some(r) => Ok(PrivacyNotice::from_record(&r)),
+            None => Err(Error::not_found(
+                "privacy_notice_not_found",
+                format!("there is no privacy notice {id:?} in this project"),
+            )),
+        }
+    }
+
+    /// Endpoint 3: records an acceptance as a `svc-consent-acceptance-v1`
+    /// content record (so the content store lists it), pinning the consent
+    /// revision and the privacy notice id and revision shown.
+    ///
+    /// Errors: missing fields (422 `required`, all listed); unknown consent
+    /// (404 `consent_not_found`); a consent that is not `PUBLISHED` (422
+    /// `consent_not_published`) or of another application (422
+    /// `consent_not_in_app`); purposes outside the consent's (422, each
+    /// `unknown_purpose`).
+    pub async fn accept_consent(
+        &self,
+        project: &str,
+        req: AcceptConsentRequest,
+        actor: &str,
+    ) -> Result<ConsentAcceptance> {
+        validate::accept_consent(&req).into_result()?;
+        let app = text(req.app.as_ref());
+        let consent_id = text(req.consent_id.as_ref());
+        let record = self
+            .store
+            .content(project, ContentType::Consent, &consent_id)
+            .await?
+            .ok_or_else(|| consent_not_found(&consent_id))?;
+        let consent = Consent::from_record(&record);
+        if !consent.is_published() {
+            return Err(Error::invalid_field(
+                "consentId",
+                "consent_not_published",
+                format!(
+                    "consent {consent_id:?} is {}, only PUBLISHED consents can be accepted",
+                    consent.status
+                ),
+            ));
+        }
+        if consent.application != app {
+            return Err(Error::invalid_field(
+                "consentId",
+                "consent_not_in_app",
+                format!("consent {consent_id:?} does not belong to application {app:?}"),
+            ));
+        }
+        let purposes = match req.purposes {
+            None => consent.purposes.clone(),
+            Some(asked) => {
+                let mut p = Problems::new();
+                for (i, code) in asked.iter().enumerate() {
+                    if !consent.purposes.contains(code) {
+                        p.push(
+                            format!("purposes[{i}]"),
+                            "unknown_purpose",
+                            format!("{code:?} is not a purpose of consent {consent_id:?}"),
+                        );
+                    }
+                }
+                p.into_result()?;
+                asked
+            }
+        };
+        let notice = self
+            .store
+            .content(
+                project,
+                ContentType::PrivacyNotice,
+                &consent.privacy_notice_ref,
+            )
+            .await?
+            .map(|r| PrivacyNotice::from_record(&r));
+        let now = self.clock.now();
+        let expired = rules::expiry(now, consent.lifespan);
+        let mut data = Map::new();
+        let mut put = |k: &str, v: Value| {
+            data.insert(k.to_owned(), v);
+        };
+        put("dataSubject", text(req.data_subject.as_ref()).into());
+        put("consentId", consent_id.into());
+        put("consentApplication", app.into());
+        put("acceptanceDate", format_time(now).into());
+        put("withdrawalDate", "".into());
+        put("status", AcceptanceStatus::Accepted.as_str().into());
+        put("purposes", purposes.into());
+        put("expiredDate", expired.map(format_time).into());
+        put("userAgent", text(req.user_agent.as_ref()).into());
+        put("country", text(req.country.as_ref()).into());
+        put("localIp", text(req.local_ip.as_ref()).into());
+        put("osVersion", text(req.os_version.as_ref()).into());
+        put("model", text(req.model.as_ref()).into());
+        put(
+            "deviceFingerprintId",
+            text(req.device_fingerprint_id.as_ref()).into(),
+        );
+        put("note", req.note.unwrap_or_default().into());
+        put("consentRevision", consent.revision.into());
+        put("privacyNoticeId", consent.privacy_notice_ref.clone().into());
+        put("privacyNoticeRevision", notice.map(|n| n.revision).into());
+        let stored = self
+            .store
+            .insert_content(&ContentWrite {
+                project_id: project.to_owned(),
+                content_type: ContentType::ConsentAcceptance,
+                id: Uuid::new_v4().to_string(),
+                data,
+                actor: actor.to_owned(),
+                at: now,
+            })
+            .await?;
+        Ok(ConsentAcceptance::from_record(&stored))
+    }
+
+    /// Endpoint 4: one option per purpose code of each `PUBLISHED` consent
+    /// of `app`, with the subject's flag and the catalogue names.
+    pub async fn purpose_options(
+        &self,
+        project: &str,
+        app: &str,
+        data_subject: &str,
+    ) -> Result<Vec<PurposeOption>> {
+        validate::subject_query(app, data_subject).into_result()?;
+        let consents = self.consents_of_app(project, app).await?;
+        let versions = self.acceptance_versions(project, data_subject).await?;
+        let events = self
+            .store
+            .purpose_events(project, data_subject, Some(app))
+            .await?;
+        let mut codes: Vec<String> = consents
+            .iter()
+            .filter(|c| c.is_published())
+            .flat_map(|c| c.purposes.iter().cloned())
+            .collect();
+        codes.sort();
+        codes.dedup();
+        let names: Vec<PurposeName> = if codes.is_empty() {
+            Vec::new()
+        } else {
+            let records = self.store.purpose_names(project, &codes).await?;
+            records.iter().map(PurposeName::from_record).collect()
+        };
+        let now = self.clock.now();
+        let acceptances = rules::acceptances_at(&versions, now);
+        Ok(rules::purpose_options(
+            app,
+            &consents,
+            &acceptances,
+            &events,
+            &names,
+            now,
+        ))
+    }
+
+    /// Endpoint 5: records a purpose acceptance. The code must be a purpose
+    /// of a `PUBLISHED` consent of `app` (else 404 `purpose_not_found`);
+    /// the first such consent's lifespan sets the expiry.
+    pub async fn accept_purpose(
+        &self,
+        project: &str,
+        req: PurposeRequest,
+    ) -> Result<PurposeAcceptance> {
+        validate::purpose_request(&req).into_result()?;
+        let (app, subject, code) = (
+            text(req.app.as_ref()),
+            text(req.data_subject.as_ref()),
+            text(req.purpose_code.as_ref()),
+        );
+        let consents = self.consents_of_app(project, &app).await?;
+        let owner = rules::owning_consent(&consents, &code).ok_or_else(|| {
+            Error::not_found(
+                "purpose_not_found",
+                format!("{code:?} is not a purpose of a published consent of application {app:?}"),
+            )
+        })?;
+        let now = self.clock.now();
+        let event = PurposeEvent {
+            id: Uuid::new_v4().to_string(),
+            project_id: project.to_owned(),
+            data_subject: subject,
+            app,
+            purpose_code: code,
+            status: AcceptanceStatus::Accepted,
+            consent_id: Some(owner.id.clone()),
+            acceptance_date: Some(now),
+            expired_date: rules::expiry(now, owner.lifespan),
+            withdrawal_date: None,
+            recorded_at: now,
+            seq: 0,
+        };
+        let stored = self.store.append_purpose_event(&event).await?;
+        Ok(PurposeAcceptance::from(&stored))
+    }
+
+    /// Endpoint 6: records a purpose withdrawal — always, even without a
+    /// prior acceptance (idempotent). It carries the acceptance and expiry
+    /// dates of the latest grant it ends (`null` when none). The code must
+    /// be a purpose of some consent of `app`, of any status (else 404
+    /// `purpose_not_found`): a retired consent's purposes can still be
+    /// withdrawn.
+    pub async fn withdraw_purpose(
+        &self,
+        project: &str,
+        req: PurposeRequest,
+    ) -> Result<PurposeAcceptance> {
+        validate::purpose_request(&req).into_result()?;
+        let (app, subject, code) = (
+            text(req.app.as_ref()),
+            text(req.data_subject.as_ref()),
+            text(req.purpose_code.as_ref()),
+        );
+        let consents = self.consents_of_app(project, &app).await?;
+        if !consents.iter().any(|c| c.purposes.contains(&code)) {
+            return Err(Error::not_found(
+                "purpose_not_found",
+                format!("{code:?} is not a purpose of a consent of application {app:?}"),
+            ));
+        }
+        let versions = self.acceptance_versions(project, &subject).await?;
+        let events = self
+            .store
+            .purpose_events(project, &subject, Some(&app))
+            .await?;
+        let now = self.clock.now();
+        let acceptances = rules::acceptances_at(&versions, now);
+        let ids: HashSet<&str> = consents.iter().map(|c| c.id.as_str()).collect();
+        let timeline = rules::purpose_timeline(&app, &code, &ids, &acceptances, &events, now);
+        let grant = rules::latest_grant(&timeline);
+        let event = PurposeEvent {
+            id: Uuid::new_v4().to_string(),
+            project_id: project.to_owned(),
+            data_subject: subject.clone(),
+            app: app.clone(),
+            purpose_code: code.clone(),
+            status: AcceptanceStatus::Withdrawn,
+            consent_id: None,
+            acceptance_date: grant.map(|g| g.acceptance_date.unwrap_or(g.at)),
+            expired_date: grant.and_then(|g| g.expired_date),
+            withdrawal_date: Some(now),
+            recorded_at: now,
+            seq: 0,
+        };
+        let stored = self.store.append_purpose_event(&event).await?;
+        Ok(PurposeAcceptance::from(&stored))
+    }
+
+    /// Every record of a subject — each version of their consent
+    /// acceptances and each purpose event — in the order recorded (a data
+    /// subject access request, machine-readable).
+    pub async fn history(&self, project: &str, data_subject: &str) -> Result<Vec<HistoryEntry>> {
+        let acceptances = self
+            .store
+            .acceptance_versions(project, data_subject)
+            .await?;
+        let events = self
+            .store
+            .purpose_events(project, data_subject, None)
+            .await?;
+        Ok(rules::history(acceptances, events))
+    }
+
+    /// Which consents (with revision) and purposes of `app` the subject had
+    /// agreed to at `at`, from the records as they stood then (see
+    /// [`rules::state_at`]).
+    pub async fn state_at(
+        &self,
+        project: &str,
+        data_subject: &str,
+        app: &str,
+        at: DateTime<Utc>,
+    ) -> Result<SubjectState> {
+        validate::subject_query(app, data_subject).into_result()?;
+        let consents = self.consents_of_app(project, app).await?;
+        let versions = self.acceptance_versions(project, data_subject).await?;
+        let events = self
+            .store
+            .purpose_events(project, data_subject, Some(app))
+            .await?;
+        Ok(rules::state_at(
+            app,
+            data_subject,
+            &consents,
+            &versions,
+            &events,
+            crate::clock::truncate_micros(at),
+        ))
+    }
+}

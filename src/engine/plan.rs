@@ -1,0 +1,143 @@
+//! Rule plans: the conditions of every rule of a snapshot, with custom
+//! attribute names resolved to dense slots once, when the snapshot is built.
+//!
+//! A request is then prepared against the snapshot's [`Symbols`] (each of
+//! its attributes looked up once), and evaluating a condition reads its
+//! input by slot — no hashing of names per condition.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::compile::CompiledCampaign;
+use crate::campaign::MatchKind;
+use crate::condition::{CompiledCondition, Target};
+
+/// Custom attribute names used by the conditions of a snapshot, each with a
+/// dense slot number.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Symbols {
+    slots: HashMap<Box<str>, u32>,
+}
+
+impl Symbols {
+    /// The slot of a name, adding it if new.
+    pub(crate) fn intern(&mut self, name: &str) -> u32 {
+        if let Some(&slot) = self.slots.get(name) {
+            return slot;
+        }
+        let slot = u32::try_from(self.slots.len()).expect("fewer than 2^32 attribute names");
+        self.slots.insert(name.into(), slot);
+        slot
+    }
+
+    /// The slot of a name, if any condition reads it.
+    pub(crate) fn get(&self, name: &str) -> Option<u32> {
+        self.slots.get(name).copied()
+    }
+
+    /// Number of slots.
+    pub(crate) fn len(&self) -> usize {
+        self.slots.len()
+    }
+}
+
+/// Where a condition reads its input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum InputRef {
+    /// A custom attribute, by slot.
+    Slot(u32),
+    TotalPrice,
+    Currency,
+    Sku,
+    Amount,
+    Price,
+    Tags,
+}
+
+impl InputRef {
+    pub(crate) fn is_item(self) -> bool {
+        matches!(
+            self,
+            InputRef::Sku | InputRef::Amount | InputRef::Price | InputRef::Tags
+        )
+    }
+}
+
+/// One condition of a rule plan.
+#[derive(Debug, Clone)]
+pub(crate) struct CondPlan {
+    pub(crate) input: InputRef,
+    pub(crate) cond: Arc<CompiledCondition>,
+    /// Position of the condition in its group, for explanations.
+    pub(crate) position: usize,
+}
+
+/// One `when` group, split into conditions on the request and on cart items.
+#[derive(Debug, Clone)]
+pub(crate) struct GroupPlan {
+    pub(crate) match_kind: MatchKind,
+    pub(crate) plain: Vec<CondPlan>,
+    pub(crate) item: Vec<CondPlan>,
+}
+
+/// One rule of one campaign.
+#[derive(Debug, Clone)]
+pub(crate) struct RulePlan {
+    /// Index of the campaign in the snapshot.
+    pub(crate) campaign: u32,
+    /// Index of the rule in its campaign.
+    pub(crate) rule: u32,
+    pub(crate) groups: Vec<GroupPlan>,
+}
+
+/// Builds the plans of `campaigns` (in snapshot order), interning names.
+pub(crate) fn build(campaigns: &[Arc<CompiledCampaign>], symbols: &mut Symbols) -> Vec<RulePlan> {
+    let mut plans = Vec::new();
+    for (c, cc) in campaigns.iter().enumerate() {
+        for (r, rule) in cc.rules.iter().enumerate() {
+            let groups = rule
+                .groups
+                .iter()
+                .map(|group| {
+                    let mut plan = GroupPlan {
+                        match_kind: group.match_kind.clone(),
+                        plain: Vec::new(),
+                        item: Vec::new(),
+                    };
+                    for (position, cond) in group.conditions.iter().enumerate() {
+                        let input = input_ref(&cond.target, symbols);
+                        let entry = CondPlan {
+                            input,
+                            cond: Arc::clone(cond),
+                            position,
+                        };
+                        if input.is_item() {
+                            plan.item.push(entry);
+                        } else {
+                            plan.plain.push(entry);
+                        }
+                    }
+                    plan
+                })
+                .collect();
+            plans.push(RulePlan {
+                campaign: u32::try_from(c).expect("fewer than 2^32 campaigns"),
+                rule: u32::try_from(r).expect("fewer than 2^32 rules"),
+                groups,
+            });
+        }
+    }
+    plans
+}
+
+fn input_ref(target: &Target, symbols: &mut Symbols) -> InputRef {
+    match target {
+        Target::TotalPrice => InputRef::TotalPrice,
+        Target::Currency => InputRef::Currency,
+        Target::Sku => InputRef::Sku,
+        Target::Amount => InputRef::Amount,
+        Target::Price => InputRef::Price,
+        Target::Tags => InputRef::Tags,
+        Target::Custom(name) => InputRef::Slot(symbols.intern(name)),
+    }
+}

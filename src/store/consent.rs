@@ -1,0 +1,142 @@
+//! Storage roles of the consent side.
+//!
+//! Two roles, combined in [`ConsentStore`]:
+//!
+//! - [`ContentStore`]: versioned content records of every content type
+//!   (privacy notices, consents, consent acceptances, the purpose
+//!   catalogue), with the list query of the content-store interface.
+//! - [`ConsentLedger`]: the few indexed reads the consent rules need, and
+//!   the append-only log of purpose events.
+//!
+//! # Contract for every backend
+//!
+//! - **Append-only.** A content write never changes a stored version: it
+//!   appends version `n + 1`. Purpose events are only ever appended.
+//! - **One order.** Every append (content version or purpose event) gets a
+//!   `seq` strictly greater than every `seq` the store assigned before
+//!   (one counter for both: a PostgreSQL sequence shared by both tables; in
+//!   SQLite a one-row counter updated in the same transaction). The rules
+//!   order records by (recorded time, `seq`).
+//! - **Atomic writes are one call.** [`ContentStore::replace_content`]
+//!   appends only if the current version is still the one the service
+//!   validated against (`INSERT … SELECT … WHERE version = $expected`), so
+//!   two concurrent PUTs cannot both build on the same version.
+//! - **Lists in the database.** [`ContentStore::list_content`] filters,
+//!   sorts and pages in the database with exactly the semantics documented
+//!   in [`crate::consent::query`]; the memory store is the reference
+//!   (`ContentQuery::matches` / `ContentQuery::compare`).
+//! - **Indexed reads.** The [`ConsentLedger`] reads are by (project, type,
+//!   one `data` attribute): suggested indexes, on the table of versions,
+//!   `(project, type, (data->>'application'))` for consents,
+//!   `(project, type, (data->>'dataSubject'))` for acceptances,
+//!   `(project, type, (data->>'code'))` for the catalogue, and
+//!   `(project, data_subject, app)` on purpose events.
+//!
+//! Attribute names reaching a store are checked by
+//! [`ContentQuery::check`](crate::consent::ContentQuery::check) (letters,
+//! digits and `_`).
+
+use std::future::Future;
+
+use super::Page;
+use crate::consent::{ContentQuery, ContentRecord, ContentType, ContentWrite, PurposeEvent};
+use crate::Result;
+
+/// Versioned content records.
+pub trait ContentStore: Send + Sync {
+    /// Appends version 1 of a new record: `created_by` = `last_modified_by`
+    /// = `write.actor`, `created_date` = `last_modified_date` = `write.at`.
+    /// An existing (project, type, id): [`Conflict`](crate::ErrorKind::Conflict)
+    /// `duplicate_content_id`. Returns the stored version (with its `seq`).
+    fn insert_content(
+        &self,
+        write: &ContentWrite,
+    ) -> impl Future<Output = Result<ContentRecord>> + Send;
+
+    /// Appends version `expected_version + 1` with `write.data`, keeping
+    /// `created_by`/`created_date` of the record, if its current version is
+    /// still `expected_version`; else [`Conflict`](crate::ErrorKind::Conflict)
+    /// `stale_version`. No such record: [`NotFound`](crate::ErrorKind::NotFound)
+    /// `content_not_found`. Returns the new version.
+    fn replace_content(
+        &self,
+        write: &ContentWrite,
+        expected_version: i64,
+    ) -> impl Future<Output = Result<ContentRecord>> + Send;
+
+    /// The current (latest) version of a record.
+    fn content(
+        &self,
+        project: &str,
+        content_type: ContentType,
+        id: &str,
+    ) -> impl Future<Output = Result<Option<ContentRecord>>> + Send;
+
+    /// Every version of a record, oldest first (empty when there is none).
+    fn content_versions(
+        &self,
+        project: &str,
+        content_type: ContentType,
+        id: &str,
+    ) -> impl Future<Output = Result<Vec<ContentRecord>>> + Send;
+
+    /// A page of current versions of a type, filtered and sorted as
+    /// [`crate::consent::query`] defines; `total` counts every match.
+    fn list_content(
+        &self,
+        project: &str,
+        content_type: ContentType,
+        query: &ContentQuery,
+    ) -> impl Future<Output = Result<Page<ContentRecord>>> + Send;
+}
+
+/// The reads the consent rules need, and the purpose-event log.
+pub trait ConsentLedger: Send + Sync {
+    /// Current versions of the consents whose `data.application` is `app`
+    /// (any status), ordered by `createdDate` then `id`.
+    fn consents_of_app(
+        &self,
+        project: &str,
+        app: &str,
+    ) -> impl Future<Output = Result<Vec<ContentRecord>>> + Send;
+
+    /// Every version (not only the current ones) of every consent
+    /// acceptance whose `data.dataSubject` is `subject`, ordered by `seq`.
+    /// (The service keeps `dataSubject` of an acceptance unchanged across
+    /// versions.)
+    fn acceptance_versions(
+        &self,
+        project: &str,
+        subject: &str,
+    ) -> impl Future<Output = Result<Vec<ContentRecord>>> + Send;
+
+    /// Current versions of the purpose-catalogue entries whose `data.code`
+    /// is one of `codes`, ordered by `lastModifiedDate` then `seq`.
+    fn purpose_names(
+        &self,
+        project: &str,
+        codes: &[String],
+    ) -> impl Future<Output = Result<Vec<ContentRecord>>> + Send;
+
+    /// Appends a purpose event, assigning its `seq` (the value passed is
+    /// ignored); returns it as stored. An existing event id in the project:
+    /// [`Conflict`](crate::ErrorKind::Conflict) `duplicate_event_id`.
+    fn append_purpose_event(
+        &self,
+        event: &PurposeEvent,
+    ) -> impl Future<Output = Result<PurposeEvent>> + Send;
+
+    /// The subject's purpose events — of `app` only when given — ordered by
+    /// `seq`.
+    fn purpose_events(
+        &self,
+        project: &str,
+        subject: &str,
+        app: Option<&str>,
+    ) -> impl Future<Output = Result<Vec<PurposeEvent>>> + Send;
+}
+
+/// Everything the consent service needs from storage.
+pub trait ConsentStore: ContentStore + ConsentLedger {}
+
+impl<T: ContentStore + ConsentLedger> ConsentStore for T {}

@@ -1,0 +1,275 @@
+//! Content records and purpose events in memory: the reference model of
+//! the consent store contract (see [`crate::store::ConsentStore`]).
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde_json::Value;
+
+use super::{lock, MemoryStore};
+use crate::consent::{ContentQuery, ContentRecord, ContentType, ContentWrite, PurposeEvent};
+use crate::store::{ConsentLedger, ContentStore, Page};
+use crate::{Error, Result};
+
+/// The consent half of the memory store.
+#[derive(Debug, Default)]
+pub(super) struct State {
+    /// The last `seq` assigned.
+    seq: i64,
+    /// Per project.
+    projects: HashMap<String, Project>,
+}
+
+#[derive(Debug, Default)]
+struct Project {
+    /// Every version of every record, oldest first, by (type, id).
+    content: BTreeMap<(ContentType, String), Vec<ContentRecord>>,
+    /// Purpose events in append order.
+    events: Vec<PurposeEvent>,
+}
+
+impl Project {
+    /// Current versions of a type.
+    fn current(&self, t: ContentType) -> impl Iterator<Item = &ContentRecord> {
+        self.content
+            .range((t, String::new())..)
+            .take_while(move |((ty, _), _)| *ty == t)
+            .filter_map(|(_, versions)| versions.last())
+    }
+}
+
+impl State {
+    fn next_seq(&mut self) -> i64 {
+        self.seq += 1;
+        self.seq
+    }
+
+    fn project(&self, project: &str) -> Option<&Project> {
+        self.projects.get(project)
+    }
+}
+
+fn str_is(r: &ContentRecord, attribute: &str, value: &str) -> bool {
+    r.data.get(attribute).and_then(Value::as_str) == Some(value)
+}
+
+impl ContentStore for MemoryStore {
+    async fn insert_content(&self, write: &ContentWrite) -> Result<ContentRecord> {
+        let mut s = lock(&self.consent);
+        let key = (write.content_type, write.id.clone());
+        let exists = s
+            .project(&write.project_id)
+            .is_some_and(|p| p.content.contains_key(&key));
+        if exists {
+            return Err(Error::conflict(
+                "duplicate_content_id",
+                "a content record with this id already exists",
+            ));
+        }
+        let seq = s.next_seq();
+        let record = ContentRecord {
+            id: write.id.clone(),
+            project_id: write.project_id.clone(),
+            content_type: write.content_type,
+            version: 1,
+            seq,
+            created_by: write.actor.clone(),
+            last_modified_by: write.actor.clone(),
+            created_date: write.at,
+            last_modified_date: write.at,
+            data: write.data.clone(),
+        };
+        s.projects
+            .entry(write.project_id.clone())
+            .or_default()
+            .content
+            .insert(key, vec![record.clone()]);
+        Ok(record)
+    }
+
+    async fn replace_content(
+        &self,
+        write: &ContentWrite,
+        expected_version: i64,
+    ) -> Result<ContentRecord> {
+        let mut s = lock(&self.consent);
+        let key = (write.content_type, write.id.clone());
+        let Some(current) = s
+            .project(&write.project_id)
+            .and_then(|p| p.content.get(&key))
+            .and_then(|v| v.last())
+        else {
+            return Err(Error::not_found(
+                "content_not_found",
+                format!("there is no {} with id {:?}", write.content_type, write.id),
+            ));
+        };
+        if current.version != expected_version {
+            return Err(Error::conflict(
+                "stale_version",
+                format!(
+                    "the record is at version {}, not {expected_version}",
+                    current.version
+                ),
+            ));
+        }
+        let mut record = ContentRecord {
+            version: current.version + 1,
+            last_modified_by: write.actor.clone(),
+            last_modified_date: write.at,
+            data: write.data.clone(),
+            ..current.clone()
+        };
+        record.seq = s.next_seq();
+        if let Some(versions) = s
+            .projects
+            .get_mut(&write.project_id)
+            .and_then(|p| p.content.get_mut(&key))
+        {
+            versions.push(record.clone());
+        }
+        Ok(record)
+    }
+
+    async fn content(
+        &self,
+        project: &str,
+        content_type: ContentType,
+        id: &str,
+    ) -> Result<Option<ContentRecord>> {
+        let s = lock(&self.consent);
+        Ok(s.project(project)
+            .and_then(|p| p.content.get(&(content_type, id.to_owned())))
+            .and_then(|v| v.last())
+            .cloned())
+    }
+
+    async fn content_versions(
+        &self,
+        project: &str,
+        content_type: ContentType,
+        id: &str,
+    ) -> Result<Vec<ContentRecord>> {
+        let s = lock(&self.consent);
+        Ok(s.project(project)
+            .and_then(|p| p.content.get(&(content_type, id.to_owned())))
+            .cloned()
+            .unwrap_or_default())
+    }
+
+    async fn list_content(
+        &self,
+        project: &str,
+        content_type: ContentType,
+        query: &ContentQuery,
+    ) -> Result<Page<ContentRecord>> {
+        let s = lock(&self.consent);
+        let mut all: Vec<ContentRecord> = s
+            .project(project)
+            .map(|p| {
+                p.current(content_type)
+                    .filter(|r| query.matches(r))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        drop(s);
+        all.sort_by(|a, b| query.compare(a, b));
+        Ok(Page::slice(all, query.page, query.size))
+    }
+}
+
+impl ConsentLedger for MemoryStore {
+    async fn consents_of_app(&self, project: &str, app: &str) -> Result<Vec<ContentRecord>> {
+        let s = lock(&self.consent);
+        let mut all: Vec<ContentRecord> = s
+            .project(project)
+            .map(|p| {
+                p.current(ContentType::Consent)
+                    .filter(|r| str_is(r, "application", app))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        all.sort_by(|a, b| a.created_date.cmp(&b.created_date).then(a.id.cmp(&b.id)));
+        Ok(all)
+    }
+
+    async fn acceptance_versions(
+        &self,
+        project: &str,
+        subject: &str,
+    ) -> Result<Vec<ContentRecord>> {
+        let s = lock(&self.consent);
+        let mut all: Vec<ContentRecord> = s
+            .project(project)
+            .map(|p| {
+                p.content
+                    .range((ContentType::ConsentAcceptance, String::new())..)
+                    .take_while(|((t, _), _)| *t == ContentType::ConsentAcceptance)
+                    .flat_map(|(_, versions)| versions.iter())
+                    .filter(|r| str_is(r, "dataSubject", subject))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        all.sort_by_key(|r| r.seq);
+        Ok(all)
+    }
+
+    async fn purpose_names(&self, project: &str, codes: &[String]) -> Result<Vec<ContentRecord>> {
+        let s = lock(&self.consent);
+        let mut all: Vec<ContentRecord> = s
+            .project(project)
+            .map(|p| {
+                p.current(ContentType::Purpose)
+                    .filter(|r| codes.iter().any(|c| str_is(r, "code", c)))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        all.sort_by_key(|r| (r.last_modified_date, r.seq));
+        Ok(all)
+    }
+
+    async fn append_purpose_event(&self, event: &PurposeEvent) -> Result<PurposeEvent> {
+        let mut s = lock(&self.consent);
+        let exists = s
+            .project(&event.project_id)
+            .is_some_and(|p| p.events.iter().any(|e| e.id == event.id));
+        if exists {
+            return Err(Error::conflict(
+                "duplicate_event_id",
+                "a purpose event with this id already exists",
+            ));
+        }
+        let stored = PurposeEvent {
+            seq: s.next_seq(),
+            ..event.clone()
+        };
+        s.projects
+            .entry(event.project_id.clone())
+            .or_default()
+            .events
+            .push(stored.clone());
+        Ok(stored)
+    }
+
+    async fn purpose_events(
+        &self,
+        project: &str,
+        subject: &str,
+        app: Option<&str>,
+    ) -> Result<Vec<PurposeEvent>> {
+        let s = lock(&self.consent);
+        Ok(s.project(project)
+            .map(|p| {
+                p.events
+                    .iter()
+                    .filter(|e| e.data_subject == subject)
+                    .filter(|e| app.is_none_or(|a| e.app == a))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+}

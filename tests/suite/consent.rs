@@ -1,0 +1,243 @@
+//! The consent behaviour suite, through [`ConsentService`] over any
+//! [`ConsentStore`], with a [`ManualClock`]: application-facing operations
+//! ([`app`]), the content store ([`content`]), behaviours over time
+//! ([`story`]) and the purpose-flag proptest ([`props`]). This file holds
+//! the macro that instantiates the suite and the shared fixture.
+
+pub mod app;
+pub mod content;
+pub mod props;
+pub mod story;
+
+use std::sync::Arc;
+
+use accord::consent::{
+    AcceptConsentRequest, ConsentAcceptance, ConsentService, ContentRecord, PurposeRequest, Reason,
+};
+use accord::store::ConsentStore;
+use accord::ManualClock;
+use chrono::{DateTime, Duration, TimeZone, Utc};
+use serde_json::{json, Value};
+use uuid::Uuid;
+
+/// Expands to one test per behaviour of this suite; see the module docs of
+/// `tests/suite/mod.rs`.
+macro_rules! consent_suite {
+    ($make:expr) => {
+        $crate::suite::consent::consent_suite!(@tests $make;
+            app::to_accept_before_and_after_acceptance,
+            app::to_accept_after_new_revision,
+            app::to_accept_after_expiry,
+            app::withdrawal_through_content_store,
+            app::other_app_and_project_never_appear,
+            app::accept_consent_errors,
+            app::app_acceptance_is_content,
+            app::purpose_flags_over_a_sequence,
+            app::purpose_acceptance_expires,
+            app::purpose_catalogue_latest_wins,
+            app::privacy_notice_details,
+            story::state_at_before_between_after,
+            story::history_in_recorded_order,
+            story::concurrent_acceptances,
+            content::list_filters,
+            content::list_paging,
+            content::list_multi_key_sort,
+            content::put_nulls_and_keeps_versions,
+            content::concurrent_puts_keep_every_version,
+            content::content_errors,
+            content::acceptance_via_content_store,
+        );
+        #[test]
+        fn purpose_flag_is_latest_event_proptest() {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .expect("runtime");
+            let store = rt.block_on($make);
+            $crate::suite::consent::props::purpose_flag_is_latest_event(&rt, &store);
+        }
+    };
+    (@tests $make:expr; $($($path:ident)::+),* $(,)?) => {
+        $(
+            $crate::suite::consent::consent_suite!(@one $make; $($path)::+);
+        )*
+    };
+    (@one $make:expr; $name:ident) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $name() {
+            let store = $make.await;
+            $crate::suite::consent::$name(store).await;
+        }
+    };
+    (@one $make:expr; $module:ident :: $name:ident) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $name() {
+            let store = $make.await;
+            $crate::suite::consent::$module::$name(store).await;
+        }
+    };
+}
+pub(crate) use consent_suite;
+
+/// The fixed start of every test's clock.
+pub fn t0() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap()
+}
+
+/// A service over the store, in a fresh project, with a manual clock at [`t0`].
+pub struct Fx<S> {
+    /// The service.
+    pub svc: ConsentService<S>,
+    /// Its clock.
+    pub clock: Arc<ManualClock>,
+    /// This test's project.
+    pub project: String,
+}
+
+impl<S: ConsentStore + 'static> Fx<S> {
+    /// A fixture in its own project.
+    pub fn new(store: Arc<S>) -> Self {
+        let clock = Arc::new(ManualClock::new(t0()));
+        Fx {
+            svc: ConsentService::new(store, clock.clone()),
+            clock,
+            project: format!("p-{}", Uuid::new_v4()),
+        }
+    }
+
+    /// Another project on the same store and clock.
+    pub fn other_project(&self) -> Self {
+        Fx {
+            svc: self.svc.clone(),
+            clock: self.clock.clone(),
+            project: format!("p-{}", Uuid::new_v4()),
+        }
+    }
+
+    /// Moves the clock.
+    pub fn advance(&self, by: Duration) {
+        self.clock.advance(by);
+    }
+
+    /// Now.
+    pub fn now(&self) -> DateTime<Utc> {
+        accord::Clock::now(&*self.clock)
+    }
+
+    /// Creates content, expecting success.
+    pub async fn create(&self, t: &str, data: Value) -> ContentRecord {
+        self.svc
+            .create_content(&self.project, t, data, "admin")
+            .await
+            .expect("create content")
+    }
+
+    /// Replaces content, expecting success.
+    pub async fn replace(&self, t: &str, id: &str, data: Value) -> ContentRecord {
+        self.svc
+            .replace_content(&self.project, t, id, data, "editor")
+            .await
+            .expect("replace content")
+    }
+
+    /// A published privacy notice.
+    pub async fn notice(&self, revision: i64) -> ContentRecord {
+        self.create(
+            "svc-privacy-notice-v1",
+            json!({"name": "Privacy", "descriptionEn": "How we use data", "revision": revision, "status": "PUBLISHED"}),
+        )
+        .await
+    }
+
+    /// A published consent of `app` (with its own privacy notice, revision 4).
+    pub async fn consent(
+        &self,
+        app: &str,
+        purposes: &[&str],
+        lifespan: Option<i64>,
+    ) -> ContentRecord {
+        let notice = self.notice(4).await;
+        self.create(
+            "svc-consent-v1",
+            json!({"name": format!("{app} consent"), "descriptionEn": "Please agree", "application": app,
+                   "purposes": purposes, "lifespan": lifespan, "privacyNoticeRef": notice.id,
+                   "revision": 1, "status": "PUBLISHED", "ref1": "r1"}),
+        )
+        .await
+    }
+
+    /// An accept-consent request with every context field.
+    pub fn request(
+        app: &str,
+        subject: &str,
+        consent_id: &str,
+        purposes: Option<&[&str]>,
+    ) -> AcceptConsentRequest {
+        AcceptConsentRequest {
+            app: Some(app.into()),
+            data_subject: Some(subject.into()),
+            consent_id: Some(consent_id.into()),
+            purposes: purposes.map(|p| p.iter().map(|s| (*s).to_owned()).collect()),
+            user_agent: Some("Mozilla/5.0".into()),
+            country: Some("TH".into()),
+            local_ip: Some("192.168.1.10".into()),
+            os_version: Some("iOS 17".into()),
+            model: Some("iPhone".into()),
+            device_fingerprint_id: Some("fp-1".into()),
+            note: Some("signup".into()),
+        }
+    }
+
+    /// Accepts a consent, expecting success.
+    pub async fn accept(
+        &self,
+        app: &str,
+        subject: &str,
+        consent_id: &str,
+        purposes: Option<&[&str]>,
+    ) -> ConsentAcceptance {
+        self.svc
+            .accept_consent(
+                &self.project,
+                Self::request(app, subject, consent_id, purposes),
+                "app-backend",
+            )
+            .await
+            .expect("accept consent")
+    }
+
+    /// The to-accept list as (consent id, reason).
+    pub async fn to_accept(&self, app: &str, subject: &str) -> Vec<(String, Reason)> {
+        let list = self
+            .svc
+            .to_accept(&self.project, app, subject)
+            .await
+            .expect("to-accept");
+        list.into_iter().map(|e| (e.consent.id, e.reason)).collect()
+    }
+
+    /// The purpose flags as (code, accepted).
+    pub async fn flags(&self, app: &str, subject: &str) -> Vec<(String, bool)> {
+        let list = self
+            .svc
+            .purpose_options(&self.project, app, subject)
+            .await
+            .expect("purpose options");
+        list.into_iter().map(|o| (o.code, o.accepted)).collect()
+    }
+
+    /// A purpose request.
+    pub fn purpose(app: &str, subject: &str, code: &str) -> PurposeRequest {
+        PurposeRequest {
+            app: Some(app.into()),
+            data_subject: Some(subject.into()),
+            purpose_code: Some(code.into()),
+        }
+    }
+}
+
+/// `[(code, flag)]` from literals.
+pub fn flags(pairs: &[(&str, bool)]) -> Vec<(String, bool)> {
+    pairs.iter().map(|(c, f)| ((*c).to_owned(), *f)).collect()
+}

@@ -1,0 +1,186 @@
+//! Behaviours over time: `state_at` and `history` after one story of
+//! events, and concurrent use.
+
+use std::sync::Arc;
+
+use accord::consent::{ConsentAcceptance, ContentRecord, GrantSource, HistoryEntry, Reason};
+use accord::store::ConsentStore;
+use chrono::Duration;
+use serde_json::{json, Value};
+
+use super::{t0, Fx};
+
+/// The sequence of [`state_at_before_between_after`] and
+/// [`history_in_recorded_order`], one hour apart from `t0 + 1h`.
+async fn story<S: ConsentStore + 'static>(
+    fx: &Fx<S>,
+) -> (ContentRecord, ConsentAcceptance, ConsentAcceptance) {
+    let c = fx.consent("shop", &["email", "sms"], None).await;
+    fx.advance(Duration::hours(1));
+    let acc1 = fx.accept("shop", "u1", &c.id, Some(&["email"])).await; // 1h
+    fx.advance(Duration::hours(1));
+    fx.svc
+        .accept_purpose(&fx.project, Fx::<S>::purpose("shop", "u1", "sms"))
+        .await
+        .expect("accept"); // 2h
+    fx.advance(Duration::hours(1));
+    let mut data = c.data.clone();
+    data.insert("revision".into(), json!(2));
+    fx.replace("svc-consent-v1", &c.id, Value::Object(data))
+        .await; // 3h
+    fx.advance(Duration::hours(1));
+    let acc2 = fx.accept("shop", "u1", &c.id, None).await; // 4h
+    fx.advance(Duration::hours(1));
+    fx.svc
+        .withdraw_purpose(&fx.project, Fx::<S>::purpose("shop", "u1", "email"))
+        .await
+        .expect("withdraw"); // 5h
+    fx.advance(Duration::hours(1));
+    let body = json!({"dataSubject": "u1", "consentId": c.id, "application": "shop",
+        "acceptanceDate": acc2.acceptance_date, "status": "WITHDRAWN", "withdrawalDate": fx.now(), "note": ""});
+    fx.replace("svc-consent-acceptance-v1", &acc2.id, body)
+        .await; // 6h
+    (c, acc1, acc2)
+}
+
+pub async fn state_at_before_between_after<S: ConsentStore + 'static>(store: Arc<S>) {
+    let fx = Fx::new(store);
+    let (c, acc1, acc2) = story(&fx).await;
+    let at = |minutes: i64| {
+        let svc = fx.svc.clone();
+        let project = fx.project.clone();
+        async move {
+            let s = svc
+                .state_at(&project, "u1", "shop", t0() + Duration::minutes(minutes))
+                .await
+                .expect("state");
+            let consents: Vec<(String, Option<i64>)> = s
+                .consents
+                .iter()
+                .map(|a| (a.acceptance_id.clone(), a.consent_revision))
+                .collect();
+            let purposes: Vec<String> = s.purposes.iter().map(|p| p.code.clone()).collect();
+            (consents, purposes, s)
+        }
+    };
+    let (consents, purposes, _) = at(30).await;
+    assert!(
+        consents.is_empty() && purposes.is_empty(),
+        "before anything"
+    );
+    let (consents, purposes, s) = at(60).await;
+    assert_eq!(
+        consents,
+        [(acc1.id.clone(), Some(1))],
+        "at the instant of acceptance"
+    );
+    assert_eq!(purposes, ["email"]);
+    assert_eq!(s.consents[0].consent_id, c.id);
+    assert_eq!(s.consents[0].privacy_notice_revision, Some(4));
+    assert_eq!(s.purposes[0].source, GrantSource::ConsentAcceptance);
+    let (_, purposes, s) = at(150).await;
+    assert_eq!(purposes, ["email", "sms"]);
+    assert_eq!(s.purposes[1].source, GrantSource::PurposeAcceptance);
+    let (consents, purposes, _) = at(270).await;
+    assert_eq!(
+        consents,
+        [(acc2.id.clone(), Some(2))],
+        "the latest acceptance"
+    );
+    assert_eq!(purposes, ["email", "sms"]);
+    let (_, purposes, _) = at(330).await;
+    assert_eq!(purposes, ["sms"]);
+    let (consents, purposes, _) = at(60 * 24 * 365).await;
+    assert_eq!(
+        consents,
+        [(acc1.id.clone(), Some(1))],
+        "acc1 was never withdrawn"
+    );
+    assert!(
+        purposes.is_empty(),
+        "acc2's withdrawal withdrew its purposes"
+    );
+    assert_eq!(
+        fx.to_accept("shop", "u1").await,
+        [(c.id.clone(), Reason::Withdrawn)]
+    );
+}
+
+pub async fn history_in_recorded_order<S: ConsentStore + 'static>(store: Arc<S>) {
+    let fx = Fx::new(store);
+    let (_, acc1, acc2) = story(&fx).await;
+    fx.accept("shop", "someone-else", &acc1.consent_id, None)
+        .await;
+    let h = fx.svc.history(&fx.project, "u1").await.expect("history");
+    let kinds: Vec<String> = h
+        .iter()
+        .map(|e| match e {
+            HistoryEntry::ConsentAcceptance(r) => format!(
+                "{}v{}",
+                if r.id == acc1.id { "acc1" } else { "acc2" },
+                r.version
+            ),
+            HistoryEntry::Purpose(p) => format!("{}:{}", p.purpose_code, p.status),
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "acc1v1",
+            "sms:ACCEPTED",
+            "acc2v1",
+            "email:WITHDRAWN",
+            "acc2v2"
+        ]
+    );
+    assert!(h.windows(2).all(|w| w[0].seq() < w[1].seq()));
+    let v = serde_json::to_value(&h).expect("json");
+    assert_eq!(v[0]["kind"], "consentAcceptance");
+    assert_eq!(v[1]["kind"], "purpose");
+    assert_eq!(v[4]["id"], acc2.id.as_str());
+    assert!(fx
+        .svc
+        .history(&fx.project, "nobody")
+        .await
+        .expect("history")
+        .is_empty());
+}
+
+pub async fn concurrent_acceptances<S: ConsentStore + 'static>(store: Arc<S>) {
+    let fx = Fx::new(store);
+    let c = fx.consent("shop", &["email"], None).await;
+    let mut tasks = Vec::new();
+    for i in 0..16 {
+        let svc = fx.svc.clone();
+        let (project, id) = (fx.project.clone(), c.id.clone());
+        tasks.push(tokio::spawn(async move {
+            let subject = format!("u{}", i % 4);
+            svc.accept_consent(&project, Fx::<S>::request("shop", &subject, &id, None), "a")
+                .await?;
+            svc.withdraw_purpose(&project, Fx::<S>::purpose("shop", &subject, "email"))
+                .await
+        }));
+    }
+    for t in tasks {
+        t.await.expect("task").expect("accept and withdraw");
+    }
+    let q = accord::consent::ContentQuery::default().with_page(0, 100);
+    let all = fx
+        .svc
+        .list_content(&fx.project, "svc-consent-acceptance-v1", &q)
+        .await
+        .expect("list");
+    assert_eq!(all.total, 16);
+    let mut seqs: Vec<i64> = all.items.iter().map(|r| r.seq).collect();
+    seqs.sort_unstable();
+    seqs.dedup();
+    assert_eq!(seqs.len(), 16, "every append has its own seq");
+    for i in 0..4 {
+        let h = fx
+            .svc
+            .history(&fx.project, &format!("u{i}"))
+            .await
+            .expect("history");
+        assert_eq!(h.len(), 8);
+    }
+}
