@@ -42,6 +42,7 @@ fn good_claims() -> Value {
 fn concrete(path: &str, project: &str) -> String {
     path.replace("{projId}", project)
         .replace("{id}", "00000000-0000-4000-8000-000000000000")
+        .replace("{type}", "svc-consent-v1")
 }
 
 /// Sends the route's method to its path with a JSON body where it takes one.

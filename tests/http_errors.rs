@@ -13,9 +13,10 @@ use std::sync::Arc;
 use accord::campaign::{Campaign, QuotaUsage, Redemption};
 use accord::http::{router, Api, Auth};
 use accord::store::memory::MemoryStore;
+use accord::consent::{ContentQuery, ContentRecord, ContentType, ContentWrite, PurposeEvent};
 use accord::store::{
-    CampaignQuery, CampaignStore, Page, Ping, RedeemOutcome, RedemptionPlan, RedemptionQuery,
-    RedemptionStore,
+    CampaignQuery, CampaignStore, ConsentLedger, ContentStore, Page, Ping, RedeemOutcome,
+    RedemptionPlan, RedemptionQuery, RedemptionStore,
 };
 use accord::{Error, ManualClock, Result};
 use chrono::{DateTime, Utc};
@@ -360,6 +361,52 @@ impl RedemptionStore for Flaky {
     }
 }
 
+impl ContentStore for Flaky {
+    async fn insert_content(&self, write: &ContentWrite) -> Result<ContentRecord> {
+        self.check()?;
+        self.inner.insert_content(write).await
+    }
+    async fn replace_content(&self, write: &ContentWrite, expected_version: i64) -> Result<ContentRecord> {
+        self.check()?;
+        self.inner.replace_content(write, expected_version).await
+    }
+    async fn content(&self, project: &str, t: ContentType, id: &str) -> Result<Option<ContentRecord>> {
+        self.check()?;
+        self.inner.content(project, t, id).await
+    }
+    async fn content_versions(&self, project: &str, t: ContentType, id: &str) -> Result<Vec<ContentRecord>> {
+        self.check()?;
+        self.inner.content_versions(project, t, id).await
+    }
+    async fn list_content(&self, project: &str, t: ContentType, query: &ContentQuery) -> Result<Page<ContentRecord>> {
+        self.check()?;
+        self.inner.list_content(project, t, query).await
+    }
+}
+
+impl ConsentLedger for Flaky {
+    async fn consents_of_app(&self, project: &str, app: &str) -> Result<Vec<ContentRecord>> {
+        self.check()?;
+        self.inner.consents_of_app(project, app).await
+    }
+    async fn acceptance_versions(&self, project: &str, subject: &str) -> Result<Vec<ContentRecord>> {
+        self.check()?;
+        self.inner.acceptance_versions(project, subject).await
+    }
+    async fn purpose_names(&self, project: &str, codes: &[String]) -> Result<Vec<ContentRecord>> {
+        self.check()?;
+        self.inner.purpose_names(project, codes).await
+    }
+    async fn append_purpose_event(&self, event: &PurposeEvent) -> Result<PurposeEvent> {
+        self.check()?;
+        self.inner.append_purpose_event(event).await
+    }
+    async fn purpose_events(&self, project: &str, subject: &str, app: Option<&str>) -> Result<Vec<PurposeEvent>> {
+        self.check()?;
+        self.inner.purpose_events(project, subject, app).await
+    }
+}
+
 #[tokio::test]
 async fn store_down_is_503_with_retry_after_and_a_panic_is_a_500_problem() {
     let store = Arc::new(Flaky::default());
@@ -377,6 +424,12 @@ async fn store_down_is_503_with_retry_after_and_a_panic_is_a_500_problem() {
     for res in [
         client.get(format!("{base}/readyz")).send().await.unwrap(),
         client.get(&list).bearer_auth(&admin).send().await.unwrap(),
+        client
+            .get(format!("{base}/bff/api/consent/projects/{P}/to-accept?app=a&dataSubject=u"))
+            .bearer_auth(&admin)
+            .send()
+            .await
+            .unwrap(),
     ] {
         assert_eq!(res.headers()["retry-after"], "1");
         let p = problem(res, 503, "store_unavailable").await;

@@ -85,6 +85,48 @@ async fn info_log_has_route_templates_and_no_personal_data() {
         .await
         .unwrap();
 
+    // Consent: the subject in the query and the body, device details.
+    let cms = |t: &str| s.url(&format!("/cms/api/projects/shop/c/{t}"));
+    let notice: serde_json::Value = s
+        .req(Method::POST, &cms("svc-privacy-notice-v1"))
+        .json(&json!({"data": {"name": "N", "revision": 1, "status": "PUBLISHED"}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let consent: serde_json::Value = s
+        .req(Method::POST, &cms("svc-consent-v1"))
+        .json(&json!({"data": {"name": "C", "application": "app", "purposes": ["email"],
+                               "privacyNoticeRef": notice["id"], "revision": 1, "status": "PUBLISHED"}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let bff = |rest: &str| s.url(&format!("/bff/api/consent/projects/shop{rest}"));
+    for path in ["/to-accept?app=app&dataSubject=alice-4242", "/purpose-options?app=app&dataSubject=alice-4242"] {
+        let res = s.req(Method::GET, &bff(path)).send().await.unwrap();
+        assert_eq!(res.status(), 200);
+    }
+    let res = s
+        .req(Method::POST, &bff("/consent-acceptance"))
+        .json(&json!({"app": "app", "dataSubject": "alice-4242", "consentId": consent["id"],
+                      "userAgent": "ua", "country": "TH", "localIp": "10.1.2.3", "osVersion": "17",
+                      "model": "iPhone15,2", "deviceFingerprintId": "device-fp-77"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 201);
+    let res = s
+        .req(Method::GET, &cms("svc-consent-acceptance-v1?data.dataSubject=alice-4242"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+
     let log = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
     for needle in PERSONAL {
         assert!(!log.contains(needle), "{needle:?} in the log:\n{log}");
@@ -101,4 +143,7 @@ async fn info_log_has_route_templates_and_no_personal_data() {
     assert!(log.contains("route=(no route) status=404"), "{log}");
     assert!(log.contains("status=401"), "{log}");
     assert!(log.contains("latency_ms="), "{log}");
+    assert!(log.contains("route=/bff/api/consent/projects/{projId}/to-accept status=200"), "{log}");
+    assert!(log.contains("route=/bff/api/consent/projects/{projId}/consent-acceptance status=201"), "{log}");
+    assert!(log.contains("route=/cms/api/projects/{projId}/c/{type} status=200"), "{log}");
 }

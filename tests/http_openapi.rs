@@ -56,7 +56,8 @@ async fn every_route_of_the_table_is_really_served() {
         let path = r
             .path
             .replace("{projId}", "shop")
-            .replace("{id}", "00000000-0000-4000-8000-000000000000");
+            .replace("{id}", "00000000-0000-4000-8000-000000000000")
+        .replace("{type}", "svc-consent-v1");
         let method = reqwest::Method::from_bytes(r.method.as_bytes()).unwrap();
         let res = s.req(method, &s.url(&path)).json(&serde_json::json!({})).send().await.unwrap();
         let status = res.status().as_u16();

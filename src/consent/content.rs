@@ -109,6 +109,7 @@ impl<'de> Deserialize<'de> for ContentType {
 /// The envelope's `contentType` object: `id`, `name`, `alias`,
 /// `searchEngine` (always `null`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ContentTypeRef {
     /// The type's wire name.
@@ -124,6 +125,7 @@ pub struct ContentTypeRef {
 /// The reduced `contentType` of the acceptance-update response: `id`,
 /// `name`, `alias`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct ContentTypeInfo {
     /// The type's wire name.
     pub id: String,
@@ -218,6 +220,7 @@ pub struct ContentWrite {
 /// A content-store response: `id`, `createdBy`, `lastModifiedBy`,
 /// `createdDate`, `lastModifiedDate`, `contentType`, `projectId`, `data`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Envelope {
     /// Content id.
@@ -241,6 +244,7 @@ pub struct Envelope {
 /// The response of the acceptance update (endpoint 14): `id`,
 /// `contentType` (`id`, `name`, `alias`), `projectId`, `data`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ReducedEnvelope {
     /// Content id.

@@ -53,6 +53,7 @@ string_enum! {
 
 /// Why a consent is in the to-accept list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Reason {
     /// The subject never accepted this consent.
@@ -67,6 +68,7 @@ pub enum Reason {
 
 /// A privacy notice (endpoint 2).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PrivacyNotice {
     /// Notice id.
@@ -100,6 +102,7 @@ impl PrivacyNotice {
 
 /// A consent as the application-facing interface shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Consent {
     /// Consent id.
@@ -157,6 +160,7 @@ impl Consent {
 
 /// One entry of the to-accept list: the consent and why it is listed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct ToAccept {
     /// The consent's fields.
     #[serde(flatten)]
@@ -167,6 +171,7 @@ pub struct ToAccept {
 
 /// The body of "accept consent" (endpoint 3).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AcceptConsentRequest {
     /// Application (required).
@@ -207,6 +212,7 @@ pub struct AcceptConsentRequest {
 /// A consent acceptance as the application-facing interface returns it,
 /// with what the subject was shown pinned beside the spec's fields.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ConsentAcceptance {
     /// Acceptance id (the content id of its `svc-consent-acceptance-v1`
@@ -280,6 +286,7 @@ impl ConsentAcceptance {
 
 /// One purpose of the purpose options (endpoint 4).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PurposeOption {
     /// Purpose code.
@@ -321,6 +328,7 @@ impl PurposeName {
 
 /// The body of "accept purpose" and "withdraw purpose" (endpoints 5, 6).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PurposeRequest {
     /// Application (required).
@@ -369,6 +377,7 @@ pub struct PurposeEvent {
 
 /// The response of "accept purpose" and "withdraw purpose".
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PurposeAcceptance {
     /// Event id.

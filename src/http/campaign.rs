@@ -30,6 +30,18 @@ pub(crate) fn page_response<T: serde::Serialize>(page: Page<T>) -> Response {
     ([(TOTAL_COUNT, HeaderValue::from(page.total))], Json(page.items)).into_response()
 }
 
+/// A whole list as the wire shows it: a bare JSON array, its length in
+/// `X-Total-Count` (like the paged lists).
+pub(crate) fn list_response<T: serde::Serialize>(items: Vec<T>) -> Response {
+    let total = items.len() as u64;
+    page_response(Page {
+        items,
+        page: 0,
+        size: u32::try_from(total).unwrap_or(u32::MAX),
+        total,
+    })
+}
+
 fn campaign_id(path: &PathParams) -> Result<uuid::Uuid, ApiError> {
     path_uuid(path.get("id"), "campaign_not_found", "campaign")
 }
@@ -295,7 +307,7 @@ pub(crate) async fn create_campaign<S: HttpStore>(
 }
 
 /// Percent-encodes a path segment.
-fn percent_encode(segment: &str) -> String {
+pub(crate) fn percent_encode(segment: &str) -> String {
     use std::fmt::Write;
     let mut out = String::with_capacity(segment.len());
     for b in segment.bytes() {
@@ -389,15 +401,18 @@ pub(crate) async fn delete_campaign<S: HttpStore>(
         ("projId" = String, Path, description = "Project id"),
         ("id" = uuid::Uuid, Path, description = "Campaign id"),
     ),
-    responses((status = 200, description = "One entry per quota key, sorted by key", body = Vec<QuotaUsage>)),
+    responses((status = 200, description = "One entry per quota key, sorted by key", body = Vec<QuotaUsage>,
+        headers(("X-Total-Count" = u64, description = "Number of entries")))),
     security(("bearer" = ["campaign.admin"]))
 )]
 pub(crate) async fn quota_usage<S: HttpStore>(
     State(api): State<Api<S>>,
     path: PathParams,
-) -> Result<Json<Vec<QuotaUsage>>, ApiError> {
+) -> Result<Response, ApiError> {
     let id = campaign_id(&path)?;
-    Ok(Json(api.campaigns.quota_usage(path.project(), id).await?))
+    Ok(list_response(
+        api.campaigns.quota_usage(path.project(), id).await?,
+    ))
 }
 
 #[cfg(test)]

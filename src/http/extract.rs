@@ -179,6 +179,11 @@ impl QueryParams {
             .collect()
     }
 
+    /// Every pair, in order.
+    pub(crate) fn pairs(&self) -> &[(String, String)] {
+        &self.0
+    }
+
     /// The value of a parameter given at most once.
     pub(crate) fn one<'a>(&'a self, name: &str) -> Result<Option<&'a str>, ApiError> {
         match self.all(name).as_slice() {

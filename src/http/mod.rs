@@ -1,5 +1,6 @@
 //! The HTTP adapter (feature `http`): an axum [`Router`] serving the wire
-//! API of the design — campaign routes, operations routes — with bearer
+//! API of the design — the six consent `bff` routes, the content store,
+//! the campaign routes and the operations routes — with bearer
 //! authentication, RFC 9457 problems and an OpenAPI 3.1 document.
 //!
 //! ```no_run
@@ -27,12 +28,16 @@
 //! | [`auth`] | JWT bearer, scopes and project per route |
 //! | [`error`] | problem+json; the one `ErrorKind` → status map |
 //! | `extract` | JSON bodies (415, 413, 400 with the field path), query parameters |
+//! | `consent` | the six application-facing consent routes |
+//! | `content` | the content store |
 //! | `campaign` | the campaign routes |
 //! | `ops` | `/healthz`, `/readyz`, `/openapi.json`, the request log |
 //! | `openapi` | the generated OpenAPI 3.1 document |
 
 pub mod auth;
 mod campaign;
+mod consent;
+mod content;
 pub mod error;
 mod extract;
 mod openapi;
@@ -48,21 +53,25 @@ use tower_http::catch_panic::CatchPanicLayer;
 pub use auth::{scope, Auth, Claims, Principal};
 pub use error::{status_of, ApiError, Problem, PROBLEM_JSON};
 pub use extract::MAX_BODY_BYTES;
+pub use content::ContentBody;
 pub use ops::Health;
 
 use crate::campaign::CampaignService;
-use crate::store::{CampaignStore, Ping, RedemptionStore};
+use crate::consent::ConsentService;
+use crate::store::{Ping, Store};
 use crate::Clock;
 
-/// Everything the router needs from a store.
-pub trait HttpStore: CampaignStore + RedemptionStore + Ping + 'static {}
+/// Everything the router needs from a store: every storage role, and a
+/// readiness probe.
+pub trait HttpStore: Store + Ping {}
 
-impl<T: CampaignStore + RedemptionStore + Ping + 'static> HttpStore for T {}
+impl<T: Store + Ping> HttpStore for T {}
 
 /// The state of the router: the services, the store (for readiness) and
 /// the token verifier.
 pub struct Api<S> {
     campaigns: Arc<CampaignService<S>>,
+    consent: Arc<ConsentService<S>>,
     store: Arc<S>,
     auth: Arc<Auth>,
 }
@@ -71,6 +80,7 @@ impl<S> Clone for Api<S> {
     fn clone(&self) -> Self {
         Api {
             campaigns: Arc::clone(&self.campaigns),
+            consent: Arc::clone(&self.consent),
             store: Arc::clone(&self.store),
             auth: Arc::clone(&self.auth),
         }
@@ -87,16 +97,22 @@ impl<S: HttpStore> Api<S> {
     /// Services over `store`, reading time from `clock`, verifying tokens
     /// with `auth`.
     pub fn new(store: Arc<S>, clock: Arc<dyn Clock>, auth: Auth) -> Self {
-        let campaigns = Arc::new(CampaignService::new(Arc::clone(&store), clock));
-        Api::from_services(campaigns, auth)
+        let campaigns = Arc::new(CampaignService::new(Arc::clone(&store), Arc::clone(&clock)));
+        let consent = Arc::new(ConsentService::new(store, clock));
+        Api::from_services(campaigns, consent, auth)
     }
 
     /// The router over services the host already has (and may use directly
-    /// too).
-    pub fn from_services(campaigns: Arc<CampaignService<S>>, auth: Auth) -> Self {
+    /// too). Both must be over the same store.
+    pub fn from_services(
+        campaigns: Arc<CampaignService<S>>,
+        consent: Arc<ConsentService<S>>,
+        auth: Auth,
+    ) -> Self {
         Api {
             store: Arc::clone(campaigns.store()),
             campaigns,
+            consent,
             auth: Arc::new(auth),
         }
     }
@@ -104,6 +120,11 @@ impl<S: HttpStore> Api<S> {
     /// The campaign service.
     pub fn campaigns(&self) -> &Arc<CampaignService<S>> {
         &self.campaigns
+    }
+
+    /// The consent service.
+    pub fn consent(&self) -> &Arc<ConsentService<S>> {
+        &self.consent
     }
 }
 
@@ -144,8 +165,15 @@ macro_rules! routes {
     };
 }
 
-use scope::{CAMPAIGN_ADMIN, CAMPAIGN_READ, CAMPAIGN_WRITE};
+use scope::{
+    CAMPAIGN_ADMIN, CAMPAIGN_READ, CAMPAIGN_WRITE, CMS_READ, CMS_WRITE, CONSENT_READ,
+    CONSENT_WRITE,
+};
 
+const CONSENT_R: Access = Access::Bearer(&[CONSENT_READ]);
+const CONSENT_W: Access = Access::Bearer(&[CONSENT_WRITE, CONSENT_READ]);
+const CMS_R: Access = Access::Bearer(&[CMS_READ]);
+const CMS_W: Access = Access::Bearer(&[CMS_WRITE]);
 const CAMPAIGN_R: Access = Access::Bearer(&[CAMPAIGN_READ]);
 const CAMPAIGN_W: Access = Access::Bearer(&[CAMPAIGN_WRITE]);
 const CAMPAIGN_ADM: Access = Access::Bearer(&[CAMPAIGN_ADMIN]);
@@ -154,6 +182,18 @@ routes! {
     GET "/healthz" Access::Public => ops::healthz;
     GET "/readyz" Access::Public => ops::readyz::<S>;
     GET "/openapi.json" Access::Public => ops::openapi_json;
+
+    GET "/bff/api/consent/projects/{projId}/to-accept" CONSENT_R => consent::to_accept::<S>;
+    GET "/bff/api/consent/projects/{projId}/privacy-notice/{id}" CONSENT_R => consent::privacy_notice::<S>;
+    POST "/bff/api/consent/projects/{projId}/consent-acceptance" CONSENT_W => consent::accept_consent::<S>;
+    GET "/bff/api/consent/projects/{projId}/purpose-options" CONSENT_R => consent::purpose_options::<S>;
+    POST "/bff/api/consent/projects/{projId}/purpose-acceptance" CONSENT_W => consent::accept_purpose::<S>;
+    POST "/bff/api/consent/projects/{projId}/purpose-withdrawal" CONSENT_W => consent::withdraw_purpose::<S>;
+
+    GET "/cms/api/projects/{projId}/c/{type}" CMS_R => content::list::<S>;
+    POST "/cms/api/projects/{projId}/c/{type}" CMS_W => content::create::<S>;
+    GET "/cms/api/projects/{projId}/c/{type}/{id}" CMS_R => content::get::<S>;
+    PUT "/cms/api/projects/{projId}/c/{type}/{id}" CMS_W => content::replace::<S>;
 
     POST "/campaign/api/projects/{projId}/search" CAMPAIGN_R => campaign::search::<S>;
     POST "/campaign/api/projects/{projId}/redeem/campaign-code" CAMPAIGN_W => campaign::redeem::<S>;

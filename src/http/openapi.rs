@@ -10,7 +10,7 @@ use utoipa::openapi::{ContentBuilder, Ref, RefOr};
 use utoipa::{Modify, OpenApi};
 
 use super::error::{Problem, PROBLEM_JSON};
-use super::{campaign, ops};
+use super::{campaign, consent, content, ops};
 
 /// The OpenAPI document of the router.
 #[derive(OpenApi)]
@@ -21,6 +21,16 @@ use super::{campaign, ops};
         license(name = "MIT OR Apache-2.0")
     ),
     paths(
+        consent::to_accept,
+        consent::privacy_notice,
+        consent::accept_consent,
+        consent::purpose_options,
+        consent::accept_purpose,
+        consent::withdraw_purpose,
+        content::list,
+        content::create,
+        content::get,
+        content::replace,
         campaign::search,
         campaign::redeem,
         campaign::cancel_redemption,
@@ -35,9 +45,11 @@ use super::{campaign, ops};
         ops::readyz,
         ops::openapi_json,
     ),
-    components(schemas(Problem, crate::FieldError, ops::Health)),
+    components(schemas(Problem, crate::FieldError, ops::Health, crate::consent::ReducedEnvelope)),
     modifiers(&Common),
     tags(
+        (name = "consent", description = "Application-facing consent routes"),
+        (name = "content store", description = "Privacy notices, consents, acceptances and the purpose catalogue as content records"),
         (name = "campaign", description = "Search, redeem, cancel, redemptions"),
         (name = "campaign admin", description = "Campaign administration and quota usage"),
         (name = "operations", description = "Health, readiness, this document"),

@@ -1,0 +1,183 @@
+//! The content store, under `/cms/api/projects/{projId}/c/{type}`, for the
+//! types `svc-privacy-notice-v1`, `svc-consent-v1`,
+//! `svc-consent-acceptance-v1` and `svc-purpose-v1`: list (bare array,
+//! total in `X-Total-Count`), read one, create (201), replace (200; the
+//! acceptance update answers the reduced envelope the spec shows).
+//!
+//! The specification asks no scope here; the design does: `cms.r` to read,
+//! `cms.w` to write — a store of personal data is not open to every token.
+
+use axum::extract::State;
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::auth::Principal;
+use super::campaign::{page_response, percent_encode};
+use super::error::ApiError;
+use super::extract::{JsonBody, PathParams, QueryParams};
+use super::{Api, HttpStore};
+use crate::consent::{ContentQuery, ContentType, Envelope, ReducedEnvelope};
+
+/// The body of a create or replace: the attributes of the content.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct ContentBody {
+    /// The attributes, as the content type's table lists them.
+    pub data: Map<String, Value>,
+}
+
+/// Lists the current versions of a type.
+///
+/// Filters are query parameters named `data.<attribute>` (`?data.status=PUBLISHED`):
+/// exact matches, "contains" for array attributes, several AND-ed. Also
+/// `page` (zero-based), `size` (1 to 1000) and `sort=data.<attr>[,asc|desc]`
+/// (repeatable). Any other parameter is a 400.
+#[utoipa::path(
+    get,
+    path = "/cms/api/projects/{projId}/c/{type}",
+    tag = "content store",
+    params(
+        ("projId" = String, Path, description = "Project id"),
+        ("type" = String, Path, description = "svc-privacy-notice-v1, svc-consent-v1, svc-consent-acceptance-v1 or svc-purpose-v1"),
+        ("page" = Option<u32>, Query, description = "Zero-based page (default 0)"),
+        ("size" = Option<u32>, Query, description = "Page size, 1 to 1000 (default 20)"),
+        ("sort" = Option<Vec<String>>, Query, explode = true, description = "data.<attribute>[,asc|desc], repeatable"),
+    ),
+    responses((status = 200, description = "A page of envelopes; the total is in X-Total-Count", body = Vec<Envelope>,
+        headers(("X-Total-Count" = u64, description = "Number of matching records over all pages")))),
+    security(("bearer" = ["cms.r"]))
+)]
+pub(crate) async fn list<S: HttpStore>(
+    State(api): State<Api<S>>,
+    path: PathParams,
+    query: QueryParams,
+) -> Result<Response, ApiError> {
+    let q = ContentQuery::from_pairs(query.pairs().iter().map(|(k, v)| (k, v)))?;
+    let page = api
+        .consent
+        .list_content(path.project(), path.get("type"), &q)
+        .await?;
+    Ok(page_response(page.map(|r| r.envelope())))
+}
+
+/// The current version of one record.
+#[utoipa::path(
+    get,
+    path = "/cms/api/projects/{projId}/c/{type}/{id}",
+    tag = "content store",
+    params(
+        ("projId" = String, Path, description = "Project id"),
+        ("type" = String, Path, description = "Content type"),
+        ("id" = String, Path, description = "Content id"),
+    ),
+    responses((status = 200, description = "The envelope", body = Envelope)),
+    security(("bearer" = ["cms.r"]))
+)]
+pub(crate) async fn get<S: HttpStore>(
+    State(api): State<Api<S>>,
+    path: PathParams,
+) -> Result<Json<Envelope>, ApiError> {
+    let record = api
+        .consent
+        .content(path.project(), path.get("type"), path.get("id"))
+        .await?;
+    Ok(Json(record.envelope()))
+}
+
+/// Creates a record (version 1); `createdBy` is the token's `sub`.
+#[utoipa::path(
+    post,
+    path = "/cms/api/projects/{projId}/c/{type}",
+    tag = "content store",
+    params(
+        ("projId" = String, Path, description = "Project id"),
+        ("type" = String, Path, description = "Content type"),
+    ),
+    request_body(content = ContentBody, content_type = "application/json"),
+    responses((status = 201, description = "Created", body = Envelope,
+        headers(("Location" = String, description = "Address of the new record")))),
+    security(("bearer" = ["cms.w"]))
+)]
+pub(crate) async fn create<S: HttpStore>(
+    State(api): State<Api<S>>,
+    path: PathParams,
+    principal: Principal,
+    JsonBody(body): JsonBody<ContentBody>,
+) -> Result<Response, ApiError> {
+    let (project, content_type) = (path.project(), path.get("type"));
+    let record = api
+        .consent
+        .create_content(project, content_type, Value::Object(body.data), &principal.sub)
+        .await?;
+    let location = format!(
+        "/cms/api/projects/{}/c/{}/{}",
+        percent_encode(project),
+        percent_encode(content_type),
+        percent_encode(&record.id)
+    );
+    let mut res = (StatusCode::CREATED, Json(record.envelope())).into_response();
+    if let Ok(v) = HeaderValue::from_str(&location) {
+        res.headers_mut().insert(header::LOCATION, v);
+    }
+    Ok(res)
+}
+
+/// Replaces the whole `data` of a record: attributes missing from the body
+/// become `null`; the previous version is kept (history is append-only).
+/// The acceptance update answers only `id`, `contentType` (`id`, `name`,
+/// `alias`), `projectId` and `data`.
+#[utoipa::path(
+    put,
+    path = "/cms/api/projects/{projId}/c/{type}/{id}",
+    tag = "content store",
+    params(
+        ("projId" = String, Path, description = "Project id"),
+        ("type" = String, Path, description = "Content type"),
+        ("id" = String, Path, description = "Content id"),
+    ),
+    request_body(content = ContentBody, content_type = "application/json"),
+    responses(
+        (status = 200, description = "The new version: an Envelope, or for svc-consent-acceptance-v1 a ReducedEnvelope",
+            body = inline(ReplaceResponse)),
+        (status = 409, description = "Concurrent updates kept conflicting (stale_version)", body = super::error::Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = ["cms.w"]))
+)]
+pub(crate) async fn replace<S: HttpStore>(
+    State(api): State<Api<S>>,
+    path: PathParams,
+    principal: Principal,
+    JsonBody(body): JsonBody<ContentBody>,
+) -> Result<Response, ApiError> {
+    let content_type = path.get("type");
+    let record = api
+        .consent
+        .replace_content(
+            path.project(),
+            content_type,
+            path.get("id"),
+            Value::Object(body.data),
+            &principal.sub,
+        )
+        .await?;
+    Ok(
+        if ContentType::parse(content_type) == Some(ContentType::ConsentAcceptance) {
+            Json(record.reduced_envelope()).into_response()
+        } else {
+            Json(record.envelope()).into_response()
+        },
+    )
+}
+
+/// The response of a replace, for the OpenAPI document.
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+pub(crate) enum ReplaceResponse {
+    /// Every type but the acceptance.
+    Envelope(Envelope),
+    /// The acceptance.
+    ReducedEnvelope(ReducedEnvelope),
+}
