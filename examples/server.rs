@@ -1,0 +1,214 @@
+//! The Accord HTTP service.
+//!
+//! ```sh
+//! cargo run --release --example server                # SQLite file accord.db on 127.0.0.1:8080
+//! cargo run --release --example server -- --demo      # … with the walkthrough's sample data
+//! ACCORD_DATABASE_URL=postgres://user:pw@host/db cargo run --release --example server
+//! ```
+//!
+//! Flags (each with an environment fallback): `--addr` (`ACCORD_ADDR`),
+//! `--database-url` (`ACCORD_DATABASE_URL`: `sqlite://FILE`, `postgres://…`
+//! or `memory:`), `--jwt-secret` (`ACCORD_JWT_SECRET`, HS256) or
+//! `--jwt-public-key-file` (`ACCORD_JWT_PUBLIC_KEY_FILE`, RS256/ES256 PEM),
+//! `--demo`. With no key it generates a secret and prints it with a
+//! development token (every scope, project `demo`). Logs go to stderr,
+//! filtered by `RUST_LOG` (default `info`). Ctrl-C or SIGTERM stops it
+//! gracefully: requests in flight finish.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use accord::campaign::CampaignInput;
+use accord::consent::ContentQuery;
+use accord::http::{router, Api, Auth, Claims, HttpStore};
+use accord::store::memory::MemoryStore;
+use accord::SystemClock;
+use clap::Parser;
+use rand::RngCore;
+use serde_json::Value;
+
+/// The Accord consent-and-promotions HTTP service.
+#[derive(Debug, Parser)]
+#[command(version, about)]
+struct Args {
+    /// Address to listen on (port 0: any free port).
+    #[arg(long, env = "ACCORD_ADDR", default_value = "127.0.0.1:8080")]
+    addr: SocketAddr,
+    /// Database: `sqlite://FILE` (created if missing), `postgres://…`, or
+    /// `memory:` (nothing kept).
+    #[arg(long, env = "ACCORD_DATABASE_URL", default_value = "sqlite://accord.db")]
+    database_url: String,
+    /// HS256 secret of the bearer tokens (at least 32 bytes).
+    #[arg(long, env = "ACCORD_JWT_SECRET", conflicts_with = "jwt_public_key_file", hide_env_values = true)]
+    jwt_secret: Option<String>,
+    /// PEM public key (RSA for RS256, P-256 for ES256) of the bearer tokens.
+    #[arg(long, env = "ACCORD_JWT_PUBLIC_KEY_FILE")]
+    jwt_public_key_file: Option<PathBuf>,
+    /// Load the sample data of the README walkthrough into project `demo`
+    /// (idempotent: what is there already is left alone).
+    #[arg(long)]
+    demo: bool,
+}
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+fn main() -> Result<(), BoxError> {
+    let args = Args::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(run(args))
+}
+
+async fn run(args: Args) -> Result<(), BoxError> {
+    let auth = auth(&args)?;
+    let url = args.database_url.as_str();
+    if url == "memory:" || url.starts_with("memory:") {
+        serve(Arc::new(MemoryStore::new()), auth, &args).await
+    } else if url.starts_with("sqlite:") {
+        // The SQLite store is not on this branch yet: serve from memory and
+        // say so loudly.
+        tracing::warn!(
+            "SQLite support is not built in yet: serving from memory (nothing is kept across restarts)"
+        );
+        serve(Arc::new(MemoryStore::new()), auth, &args).await
+    } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+        Err("PostgreSQL support is not built in yet".into())
+    } else {
+        Err(format!("unsupported --database-url {url:?}: use sqlite://FILE, postgres://… or memory:").into())
+    }
+}
+
+/// The token verifier from the flags; with none, a generated secret and a
+/// development token, printed.
+fn auth(args: &Args) -> Result<Auth, BoxError> {
+    if let Some(secret) = &args.jwt_secret {
+        return Ok(Auth::hs256(secret)?);
+    }
+    if let Some(path) = &args.jwt_public_key_file {
+        let pem = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        return Ok(Auth::public_key_pem(&pem)?);
+    }
+    let mut bytes = [0u8; 32];
+    rand::thread_rng().fill_bytes(&mut bytes);
+    let secret: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let token = Claims::all_scopes("dev", &["demo"], Duration::from_secs(30 * 24 * 3600))
+        .sign_hs256(secret.as_bytes())?;
+    println!("No JWT key configured: generated a development secret (not kept; set ACCORD_JWT_SECRET to keep one):");
+    println!("  ACCORD_JWT_SECRET={secret}");
+    println!("Development token (sub \"dev\", every scope, project \"demo\", valid 30 days):");
+    println!("  export TOKEN={token}");
+    Ok(Auth::hs256(secret)?)
+}
+
+/// Serves the API over `store` until Ctrl-C or SIGTERM.
+async fn serve<S: HttpStore>(store: Arc<S>, auth: Auth, args: &Args) -> Result<(), BoxError> {
+    let api = Api::new(store, Arc::new(SystemClock), auth);
+    if args.demo {
+        load_demo(&api).await?;
+    }
+    let listener = tokio::net::TcpListener::bind(args.addr).await?;
+    let addr = listener.local_addr()?;
+    println!("Accord listening on http://{addr} (OpenAPI: http://{addr}/openapi.json)");
+    tracing::info!(%addr, "listening");
+    axum::serve(listener, router(api))
+        .with_graceful_shutdown(shutdown_signal())
+        .await?;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+    tracing::info!("shutting down: finishing requests in flight");
+}
+
+const DEMO: &str = "demo";
+const DEMO_ACTOR: &str = "demo-loader";
+
+/// The walkthrough's sample data: a privacy notice, a consent with two
+/// purposes (and their names), three campaigns. Each piece is created only
+/// if absent (by name or refCode), so loading twice changes nothing.
+async fn load_demo<S: HttpStore>(api: &Api<S>) -> Result<(), BoxError> {
+    let consent_doc: Value = serde_json::from_str(include_str!("demo/consent.json"))?;
+    let notice_id =
+        ensure_content(api, "svc-privacy-notice-v1", "name", &consent_doc["privacyNotice"]).await?;
+    let mut consent = consent_doc["consent"].clone();
+    consent["privacyNoticeRef"] = Value::String(notice_id);
+    ensure_content(api, "svc-consent-v1", "name", &consent).await?;
+    for purpose in consent_doc["purposes"].as_array().into_iter().flatten() {
+        ensure_content(api, "svc-purpose-v1", "code", purpose).await?;
+    }
+    for doc in [
+        include_str!("demo/cart_discount.json"),
+        include_str!("demo/promo_code.json"),
+        include_str!("demo/freebie.json"),
+    ] {
+        let input: CampaignInput = serde_json::from_str(doc)?;
+        let exists = api
+            .campaigns()
+            .store()
+            .campaign_by_code(DEMO, &input.ref_code)
+            .await?
+            .is_some();
+        if !exists {
+            api.campaigns()
+                .create_campaign(DEMO, input, DEMO_ACTOR)
+                .await?;
+        }
+    }
+    println!("Demo data loaded in project \"{DEMO}\": campaigns CART10, WELCOME50, FREEGIFT; consent \"Marketing and analytics\" of app \"demo-app\".");
+    Ok(())
+}
+
+/// The id of the record of `content_type` whose `key` attribute equals
+/// that of `data`, created from `data` if there is none.
+async fn ensure_content<S: HttpStore>(
+    api: &Api<S>,
+    content_type: &str,
+    key: &str,
+    data: &Value,
+) -> Result<String, BoxError> {
+    let value = data[key].as_str().ok_or("demo data without its key")?;
+    let query = ContentQuery::from_pairs([(format!("data.{key}"), value.to_owned())])?;
+    let found = api
+        .consent()
+        .list_content(DEMO, content_type, &query)
+        .await?;
+    if let Some(existing) = found.items.into_iter().next() {
+        return Ok(existing.id);
+    }
+    let record = api
+        .consent()
+        .create_content(DEMO, content_type, data.clone(), DEMO_ACTOR)
+        .await?;
+    Ok(record.id)
+}
