@@ -32,27 +32,28 @@ use serde_json::Value;
 /// The Accord consent-and-promotions HTTP service.
 #[derive(Debug, Parser)]
 #[command(version, about)]
-struct Args {
+pub struct Args {
     /// Address to listen on (port 0: any free port).
     #[arg(long, env = "ACCORD_ADDR", default_value = "127.0.0.1:8080")]
-    addr: SocketAddr,
+    pub addr: SocketAddr,
     /// Database: `sqlite://FILE` (created if missing), `postgres://…`, or
     /// `memory:` (nothing kept).
     #[arg(long, env = "ACCORD_DATABASE_URL", default_value = "sqlite://accord.db")]
-    database_url: String,
+    pub database_url: String,
     /// HS256 secret of the bearer tokens (at least 32 bytes).
     #[arg(long, env = "ACCORD_JWT_SECRET", conflicts_with = "jwt_public_key_file", hide_env_values = true)]
-    jwt_secret: Option<String>,
+    pub jwt_secret: Option<String>,
     /// PEM public key (RSA for RS256, P-256 for ES256) of the bearer tokens.
     #[arg(long, env = "ACCORD_JWT_PUBLIC_KEY_FILE")]
-    jwt_public_key_file: Option<PathBuf>,
+    pub jwt_public_key_file: Option<PathBuf>,
     /// Load the sample data of the README walkthrough into project `demo`
     /// (idempotent: what is there already is left alone).
     #[arg(long)]
-    demo: bool,
+    pub demo: bool,
 }
 
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
+/// Any error, for `main`.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 fn main() -> Result<(), BoxError> {
     let args = Args::parse();
@@ -67,65 +68,130 @@ fn main() -> Result<(), BoxError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    runtime.block_on(run(args))
+    runtime.block_on(async {
+        let started = start(args, shutdown_signal()).await?;
+        print!("{}", started.banner());
+        started.done.await?
+    })
 }
 
-async fn run(args: Args) -> Result<(), BoxError> {
-    let auth = auth(&args)?;
+/// A development secret generated because no key was configured, and a
+/// token signed with it.
+pub struct Generated {
+    /// The HS256 secret.
+    pub secret: String,
+    /// A token with every scope for project `demo`, valid 30 days.
+    pub token: String,
+}
+
+/// A running server.
+pub struct Started {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    /// The generated key, when none was configured.
+    pub generated: Option<Generated>,
+    /// Whether the sample data was loaded.
+    pub demo: bool,
+    /// Ends when the server has stopped (after the shutdown signal, once
+    /// the requests in flight are answered).
+    pub done: tokio::task::JoinHandle<Result<(), BoxError>>,
+}
+
+impl Started {
+    /// What the server prints at start: where it listens, and the generated
+    /// secret and development token if any.
+    pub fn banner(&self) -> String {
+        let mut out = String::new();
+        if let Some(g) = &self.generated {
+            out.push_str("No JWT key configured: generated a development secret (not kept; set ACCORD_JWT_SECRET to keep one):\n");
+            out.push_str(&format!("  ACCORD_JWT_SECRET={}\n", g.secret));
+            out.push_str("Development token (sub \"dev\", every scope, project \"demo\", valid 30 days):\n");
+            out.push_str(&format!("  export TOKEN={}\n", g.token));
+        }
+        if self.demo {
+            out.push_str("Demo data in project \"demo\": campaigns CART10, WELCOME50, FREEGIFT; consent \"Marketing and analytics\" of app \"demo-app\".\n");
+        }
+        out.push_str(&format!(
+            "Accord listening on http://{0} (OpenAPI: http://{0}/openapi.json)\n",
+            self.addr
+        ));
+        out
+    }
+}
+
+/// Starts the server of `args`; it stops gracefully when `shutdown`
+/// completes.
+pub async fn start(
+    args: Args,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<Started, BoxError> {
+    let (auth, generated) = auth(&args)?;
     let url = args.database_url.as_str();
-    if url == "memory:" || url.starts_with("memory:") {
-        serve(Arc::new(MemoryStore::new()), auth, &args).await
+    let (addr, done) = if url.starts_with("memory:") {
+        launch(Arc::new(MemoryStore::new()), auth, &args, shutdown).await?
     } else if url.starts_with("sqlite:") {
         // The SQLite store is not on this branch yet: serve from memory and
         // say so loudly.
         tracing::warn!(
             "SQLite support is not built in yet: serving from memory (nothing is kept across restarts)"
         );
-        serve(Arc::new(MemoryStore::new()), auth, &args).await
+        launch(Arc::new(MemoryStore::new()), auth, &args, shutdown).await?
     } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
-        Err("PostgreSQL support is not built in yet".into())
+        return Err("PostgreSQL support is not built in yet".into());
     } else {
-        Err(format!("unsupported --database-url {url:?}: use sqlite://FILE, postgres://… or memory:").into())
-    }
+        return Err(format!(
+            "unsupported --database-url {url:?}: use sqlite://FILE, postgres://… or memory:"
+        )
+        .into());
+    };
+    Ok(Started {
+        addr,
+        generated,
+        demo: args.demo,
+        done,
+    })
 }
 
 /// The token verifier from the flags; with none, a generated secret and a
-/// development token, printed.
-fn auth(args: &Args) -> Result<Auth, BoxError> {
+/// development token.
+fn auth(args: &Args) -> Result<(Auth, Option<Generated>), BoxError> {
     if let Some(secret) = &args.jwt_secret {
-        return Ok(Auth::hs256(secret)?);
+        return Ok((Auth::hs256(secret)?, None));
     }
     if let Some(path) = &args.jwt_public_key_file {
         let pem = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        return Ok(Auth::public_key_pem(&pem)?);
+        return Ok((Auth::public_key_pem(&pem)?, None));
     }
     let mut bytes = [0u8; 32];
     rand::thread_rng().fill_bytes(&mut bytes);
     let secret: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    let token = Claims::all_scopes("dev", &["demo"], Duration::from_secs(30 * 24 * 3600))
+    let token = Claims::all_scopes("dev", &[DEMO], Duration::from_secs(30 * 24 * 3600))
         .sign_hs256(secret.as_bytes())?;
-    println!("No JWT key configured: generated a development secret (not kept; set ACCORD_JWT_SECRET to keep one):");
-    println!("  ACCORD_JWT_SECRET={secret}");
-    println!("Development token (sub \"dev\", every scope, project \"demo\", valid 30 days):");
-    println!("  export TOKEN={token}");
-    Ok(Auth::hs256(secret)?)
+    Ok((Auth::hs256(&secret)?, Some(Generated { secret, token })))
 }
 
-/// Serves the API over `store` until Ctrl-C or SIGTERM.
-async fn serve<S: HttpStore>(store: Arc<S>, auth: Auth, args: &Args) -> Result<(), BoxError> {
+/// Serves the API over `store` in a task until `shutdown`.
+async fn launch<S: HttpStore>(
+    store: Arc<S>,
+    auth: Auth,
+    args: &Args,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(SocketAddr, tokio::task::JoinHandle<Result<(), BoxError>>), BoxError> {
     let api = Api::new(store, Arc::new(SystemClock), auth);
     if args.demo {
         load_demo(&api).await?;
     }
     let listener = tokio::net::TcpListener::bind(args.addr).await?;
     let addr = listener.local_addr()?;
-    println!("Accord listening on http://{addr} (OpenAPI: http://{addr}/openapi.json)");
     tracing::info!(%addr, "listening");
-    axum::serve(listener, router(api))
-        .with_graceful_shutdown(shutdown_signal())
-        .await?;
-    tracing::info!("stopped");
-    Ok(())
+    let done = tokio::spawn(async move {
+        axum::serve(listener, router(api))
+            .with_graceful_shutdown(shutdown)
+            .await?;
+        tracing::info!("stopped");
+        Ok(())
+    });
+    Ok((addr, done))
 }
 
 /// Ctrl-C or SIGTERM.
@@ -185,7 +251,6 @@ async fn load_demo<S: HttpStore>(api: &Api<S>) -> Result<(), BoxError> {
                 .await?;
         }
     }
-    println!("Demo data loaded in project \"{DEMO}\": campaigns CART10, WELCOME50, FREEGIFT; consent \"Marketing and analytics\" of app \"demo-app\".");
     Ok(())
 }
 

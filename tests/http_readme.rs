@@ -1,0 +1,245 @@
+//! The README cannot go stale: this test starts the server example (its
+//! own code, `examples/server.rs`, with `--demo` and no key, exactly as a
+//! newcomer would) and runs every ```sh block between `<!-- BEGIN tested -->`
+//! and `<!-- END tested -->` with bash and curl, against it. Each `# → a … b`
+//! line states fragments the output must contain, in order.
+//!
+//! It also checks the README's first lines, the embedding snippet against
+//! `examples/embed_axum.rs`, that the server's log at info holds no personal
+//! data from the walkthrough, and that `--demo` is idempotent.
+#![cfg(feature = "http")]
+
+#[path = "../examples/server.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod server;
+
+use std::io::Write;
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+use clap::Parser;
+
+const README: &str = include_str!("../README.md");
+
+/// The tested shell: every ```sh block of the tested regions, in order.
+fn tested_script() -> String {
+    let mut script = String::new();
+    let mut rest = README;
+    while let Some(start) = rest.find("<!-- BEGIN tested -->") {
+        let region_end = rest[start..]
+            .find("<!-- END tested -->")
+            .expect("an END tested for every BEGIN")
+            + start;
+        let mut region = &rest[start..region_end];
+        while let Some(open) = region.find("```sh\n") {
+            let body = &region[open + 6..];
+            let close = body.find("\n```").expect("a closed sh block");
+            script.push_str(&body[..close]);
+            script.push('\n');
+            region = &body[close + 4..];
+        }
+        rest = &rest[region_end..];
+    }
+    script
+}
+
+/// The expectations of the script: for each `# → …` line, the fragments
+/// separated by ` … `.
+fn expectations(script: &str) -> Vec<Vec<String>> {
+    script
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("# → "))
+        .map(|e| e.split(" … ").map(str::to_owned).collect())
+        .collect()
+}
+
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn readme_starts_with_the_two_commands() {
+    let lines: Vec<&str> = README.lines().take(6).collect();
+    assert_eq!(lines[0], "# Accord");
+    assert_eq!(lines[2], "```sh");
+    assert!(lines[3].starts_with("cargo run --release --example server "), "{}", lines[3]);
+    assert!(lines[4].starts_with("cargo test --all-features "), "{}", lines[4]);
+    assert_eq!(lines[5], "```");
+}
+
+#[test]
+fn readme_embedding_snippet_is_the_example() {
+    let example = include_str!("../examples/embed_axum.rs");
+    let begin = example.find("// README:begin\n").unwrap() + "// README:begin\n".len();
+    let end = example.find("// README:end").unwrap();
+    let snippet = format!("```rust\n{}```", &example[begin..end]);
+    assert!(README.contains(&snippet), "README's embedding snippet differs from examples/embed_axum.rs");
+}
+
+/// The method and path of a curl command line: `GET /campaign/api/…`.
+fn curl_request(line: &str) -> Option<(String, Vec<String>)> {
+    if !line.contains("curl ") {
+        return None;
+    }
+    let url = line.split("$BASE").nth(1)?;
+    let path: String = url
+        .chars()
+        .take_while(|c| !c.is_whitespace() && *c != '"' && *c != '?')
+        .collect();
+    let method = line
+        .split("-X ")
+        .nth(1)
+        .and_then(|m| m.split_whitespace().next())
+        .unwrap_or("GET")
+        .to_owned();
+    Some((method, path.split('/').skip(1).map(str::to_owned).collect()))
+}
+
+fn matches_template(template: &str, segments: &[String]) -> bool {
+    let parts: Vec<&str> = template.split('/').skip(1).collect();
+    parts.len() == segments.len()
+        && parts.iter().zip(segments).all(|(t, s)| match *t {
+            "{projId}" => s == "demo",
+            "{type}" => s.starts_with("svc-"),
+            t if t.starts_with('{') => !s.is_empty(),
+            t => t == s,
+        })
+}
+
+#[test]
+fn every_route_of_the_router_has_a_tested_readme_example() {
+    let script = tested_script();
+    let requests: Vec<(String, Vec<String>)> = script.lines().filter_map(curl_request).collect();
+    assert!(requests.len() >= 23, "{requests:?}");
+    for r in accord::http::ROUTES {
+        assert!(
+            requests
+                .iter()
+                .any(|(m, segs)| m == r.method && matches_template(r.path, segs)),
+            "no tested README example for {} {}",
+            r.method,
+            r.path
+        );
+    }
+}
+
+#[test]
+fn the_readme_walkthrough_runs_against_the_demo_server() {
+    let captured = Captured::default();
+    let writer = captured.clone();
+    tracing_subscriber::fmt()
+        .with_env_filter("info")
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .init();
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("accord.db").display());
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+
+    // A newcomer's start: --demo, no key.
+    let args = server::Args::parse_from(["server", "--demo", "--addr", "127.0.0.1:0", "--database-url", &db]);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let started = runtime
+        .block_on(server::start(args, async {
+            let _ = stopped.await;
+        }))
+        .unwrap();
+    let banner = started.banner();
+    let token = banner
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("export TOKEN="))
+        .expect("the banner prints an export TOKEN= line")
+        .to_owned();
+    assert!(banner.contains("ACCORD_JWT_SECRET="), "{banner}");
+    assert!(banner.contains(&format!("listening on http://{}", started.addr)), "{banner}");
+
+    let script = tested_script();
+    let output = runtime.block_on(async {
+        let script = script.clone();
+        let base = format!("http://{}", started.addr);
+        tokio::task::spawn_blocking(move || {
+            Command::new("bash")
+                .arg("-c")
+                .arg(format!("set -euo pipefail\n{script}"))
+                .env("BASE", base)
+                .env("TOKEN", &token)
+                .output()
+                .unwrap()
+        })
+        .await
+        .unwrap()
+    });
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "the walkthrough failed ({}):\n{stderr}\n--- stdout ---\n{stdout}", output.status);
+
+    // Every `# →` expectation, in order.
+    let mut at = 0;
+    let expected = expectations(&script);
+    assert!(expected.len() >= 25, "only {} expectations", expected.len());
+    for fragments in expected {
+        for f in &fragments {
+            match stdout[at..].find(f.as_str()) {
+                Some(i) => at += i + f.len(),
+                None => panic!("expected {f:?} (of {fragments:?}) after:\n{}", &stdout[at.min(stdout.len())..]),
+            }
+        }
+    }
+
+    // Graceful stop.
+    stop.send(()).unwrap();
+    runtime.block_on(started.done).unwrap().unwrap();
+
+    // The log at info: routes, no personal data of the walkthrough.
+    let log = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    assert!(log.contains("route=/bff/api/consent/projects/{projId}/consent-acceptance status=201"), "{log}");
+    for personal in ["u1", "u2", "fp-demo-1", "fp-u2", "192.168.1.20", "10.0.0.8", "Pixel 8", "order-1001"] {
+        assert!(!log.contains(personal), "{personal:?} in the server log:\n{log}");
+    }
+
+    // --demo again on the same database: nothing is duplicated.
+    let args = server::Args::parse_from([
+        "server", "--demo", "--addr", "127.0.0.1:0", "--database-url", &db, "--jwt-secret",
+        "a-fixed-secret-of-at-least-32-bytes!",
+    ]);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let again = runtime
+        .block_on(server::start(args, async {
+            let _ = stopped.await;
+        }))
+        .unwrap();
+    assert!(again.generated.is_none());
+    let token = accord::http::Claims::all_scopes("t", &["demo"], std::time::Duration::from_secs(60))
+        .sign_hs256(b"a-fixed-secret-of-at-least-32-bytes!")
+        .unwrap();
+    let (count, content) = runtime.block_on(async {
+        let client = reqwest::Client::new();
+        let res = client
+            .get(format!("http://{}/campaign/api/projects/demo/campaigns?q=demo", again.addr))
+            .bearer_auth(&token)
+            .send()
+            .await
+            .unwrap();
+        let count = res.headers()["x-total-count"].to_str().unwrap().to_owned();
+        let res = client
+            .get(format!("http://{}/cms/api/projects/demo/c/svc-consent-v1", again.addr))
+            .bearer_auth(&token)
+            .send()
+            .await
+            .unwrap();
+        let content = res.headers()["x-total-count"].to_str().unwrap().to_owned();
+        (count, content)
+    });
+    assert_eq!((count.as_str(), content.as_str()), ("3", "1"));
+    stop.send(()).unwrap();
+    runtime.block_on(again.done).unwrap().unwrap();
+}
