@@ -26,7 +26,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .route(
             "/internal/campaign-count",
             get(move || async move {
-                match campaigns.list_campaigns("shop", &CampaignQuery::default()).await {
+                match campaigns
+                    .list_campaigns("shop", &CampaignQuery::default())
+                    .await
+                {
                     Ok(page) => page.total.to_string(),
                     Err(e) => e.to_string(),
                 }

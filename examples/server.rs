@@ -38,10 +38,19 @@ pub struct Args {
     pub addr: SocketAddr,
     /// Database: `sqlite://FILE` (created if missing), `postgres://…`, or
     /// `memory:` (nothing kept).
-    #[arg(long, env = "ACCORD_DATABASE_URL", default_value = "sqlite://accord.db")]
+    #[arg(
+        long,
+        env = "ACCORD_DATABASE_URL",
+        default_value = "sqlite://accord.db"
+    )]
     pub database_url: String,
     /// HS256 secret of the bearer tokens (at least 32 bytes).
-    #[arg(long, env = "ACCORD_JWT_SECRET", conflicts_with = "jwt_public_key_file", hide_env_values = true)]
+    #[arg(
+        long,
+        env = "ACCORD_JWT_SECRET",
+        conflicts_with = "jwt_public_key_file",
+        hide_env_values = true
+    )]
     pub jwt_secret: Option<String>,
     /// PEM public key (RSA for RS256, P-256 for ES256) of the bearer tokens.
     #[arg(long, env = "ACCORD_JWT_PUBLIC_KEY_FILE")]
@@ -101,20 +110,25 @@ impl Started {
     /// What the server prints at start: where it listens, and the generated
     /// secret and development token if any.
     pub fn banner(&self) -> String {
+        use std::fmt::Write;
         let mut out = String::new();
         if let Some(g) = &self.generated {
-            out.push_str("No JWT key configured: generated a development secret (not kept; set ACCORD_JWT_SECRET to keep one):\n");
-            out.push_str(&format!("  ACCORD_JWT_SECRET={}\n", g.secret));
-            out.push_str("Development token (sub \"dev\", every scope, project \"demo\", valid 30 days):\n");
-            out.push_str(&format!("  export TOKEN={}\n", g.token));
+            let _ = writeln!(out, "No JWT key configured: generated a development secret (not kept; set ACCORD_JWT_SECRET to keep one):");
+            let _ = writeln!(out, "  ACCORD_JWT_SECRET={}", g.secret);
+            let _ = writeln!(
+                out,
+                "Development token (sub \"dev\", every scope, project \"demo\", valid 30 days):"
+            );
+            let _ = writeln!(out, "  export TOKEN={}", g.token);
         }
         if self.demo {
-            out.push_str("Demo data in project \"demo\": campaigns CART10, WELCOME50, FREEGIFT; consent \"Marketing and analytics\" of app \"demo-app\".\n");
+            let _ = writeln!(out, "Demo data in project \"demo\": campaigns CART10, WELCOME50, FREEGIFT; consent \"Marketing and analytics\" of app \"demo-app\".");
         }
-        out.push_str(&format!(
-            "Accord listening on http://{0} (OpenAPI: http://{0}/openapi.json)\n",
+        let _ = writeln!(
+            out,
+            "Accord listening on http://{0} (OpenAPI: http://{0}/openapi.json)",
             self.addr
-        ));
+        );
         out
     }
 }
@@ -164,7 +178,11 @@ fn auth(args: &Args) -> Result<(Auth, Option<Generated>), BoxError> {
     }
     let mut bytes = [0u8; 32];
     rand::thread_rng().fill_bytes(&mut bytes);
-    let secret: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let secret = bytes.iter().fold(String::new(), |mut hex, b| {
+        use std::fmt::Write;
+        let _ = write!(hex, "{b:02x}");
+        hex
+    });
     let token = Claims::all_scopes("dev", &[DEMO], Duration::from_secs(30 * 24 * 3600))
         .sign_hs256(secret.as_bytes())?;
     Ok((Auth::hs256(&secret)?, Some(Generated { secret, token })))
@@ -225,8 +243,13 @@ const DEMO_ACTOR: &str = "demo-loader";
 /// if absent (by name or refCode), so loading twice changes nothing.
 async fn load_demo<S: HttpStore>(api: &Api<S>) -> Result<(), BoxError> {
     let consent_doc: Value = serde_json::from_str(include_str!("demo/consent.json"))?;
-    let notice_id =
-        ensure_content(api, "svc-privacy-notice-v1", "name", &consent_doc["privacyNotice"]).await?;
+    let notice_id = ensure_content(
+        api,
+        "svc-privacy-notice-v1",
+        "name",
+        &consent_doc["privacyNotice"],
+    )
+    .await?;
     let mut consent = consent_doc["consent"].clone();
     consent["privacyNoticeRef"] = Value::String(notice_id);
     ensure_content(api, "svc-consent-v1", "name", &consent).await?;

@@ -192,7 +192,9 @@ impl utoipa::PartialSchema for Scalar {
             .item(ObjectBuilder::new().schema_type(Type::String))
             .item(ObjectBuilder::new().schema_type(Type::Number))
             .item(ObjectBuilder::new().schema_type(Type::Boolean))
-            .description(Some("A string or a number (numbers may be sent either way)."))
+            .description(Some(
+                "A string or a number (numbers may be sent either way).",
+            ))
             .into()
     }
 }

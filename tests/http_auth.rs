@@ -121,14 +121,36 @@ async fn every_bad_token_is_401_invalid_token() {
             "wrong signature",
             format!(
                 "Bearer {}",
-                sign(Algorithm::HS256, &EncodingKey::from_secret(b"another-secret-another-secret-!!"), &good_claims())
+                sign(
+                    Algorithm::HS256,
+                    &EncodingKey::from_secret(b"another-secret-another-secret-!!"),
+                    &good_claims()
+                )
             ),
         ),
-        ("expired", format!("Bearer {}", sign(Algorithm::HS256, &hs, &expired))),
-        ("no exp", format!("Bearer {}", sign(Algorithm::HS256, &hs, &no_exp))),
-        ("no sub", format!("Bearer {}", sign(Algorithm::HS256, &hs, &no_sub))),
-        ("not valid yet", format!("Bearer {}", sign(Algorithm::HS256, &hs, &not_yet))),
-        ("projects not a list", format!("Bearer {}", sign(Algorithm::HS256, &hs, &projects_not_a_list))),
+        (
+            "expired",
+            format!("Bearer {}", sign(Algorithm::HS256, &hs, &expired)),
+        ),
+        (
+            "no exp",
+            format!("Bearer {}", sign(Algorithm::HS256, &hs, &no_exp)),
+        ),
+        (
+            "no sub",
+            format!("Bearer {}", sign(Algorithm::HS256, &hs, &no_sub)),
+        ),
+        (
+            "not valid yet",
+            format!("Bearer {}", sign(Algorithm::HS256, &hs, &not_yet)),
+        ),
+        (
+            "projects not a list",
+            format!(
+                "Bearer {}",
+                sign(Algorithm::HS256, &hs, &projects_not_a_list)
+            ),
+        ),
         ("alg none", format!("Bearer {none}")),
         ("alg NONE", format!("Bearer {none_upper}")),
         (
@@ -139,7 +161,11 @@ async fn every_bad_token_is_401_invalid_token() {
             "RS256 on an HS256 server",
             format!(
                 "Bearer {}",
-                sign(Algorithm::RS256, &EncodingKey::from_rsa_pem(RSA_PRIVATE.as_bytes()).unwrap(), &good_claims())
+                sign(
+                    Algorithm::RS256,
+                    &EncodingKey::from_rsa_pem(RSA_PRIVATE.as_bytes()).unwrap(),
+                    &good_claims()
+                )
             ),
         ),
     ];
@@ -147,7 +173,10 @@ async fn every_bad_token_is_401_invalid_token() {
         let res = search_with(&s, Some(&header)).await;
         assert_eq!(res.status(), 401, "{what}");
         let c = challenge(&res);
-        assert!(c.starts_with("Bearer") && c.contains(r#"error="invalid_token""#), "{what}: {c}");
+        assert!(
+            c.starts_with("Bearer") && c.contains(r#"error="invalid_token""#),
+            "{what}: {c}"
+        );
         problem(res, 401, "invalid_token").await;
     }
 }
@@ -157,7 +186,12 @@ async fn rs256_pins_its_algorithm() {
     let s = start_with(Auth::public_key_pem(RSA_PUBLIC.as_bytes()).unwrap()).await;
     let rsa = EncodingKey::from_rsa_pem(RSA_PRIVATE.as_bytes()).unwrap();
     let ok = sign(Algorithm::RS256, &rsa, &good_claims());
-    assert_eq!(search_with(&s, Some(&format!("Bearer {ok}"))).await.status(), 200);
+    assert_eq!(
+        search_with(&s, Some(&format!("Bearer {ok}")))
+            .await
+            .status(),
+        200
+    );
     // Algorithm confusion: HS256 "signed" with the public key as the secret.
     let confused = sign(
         Algorithm::HS256,
@@ -180,7 +214,12 @@ async fn es256_pins_its_algorithm() {
     let s = start_with(Auth::public_key_pem(EC_PUBLIC.as_bytes()).unwrap()).await;
     let ec = EncodingKey::from_ec_pem(EC_PRIVATE.as_bytes()).unwrap();
     let ok = sign(Algorithm::ES256, &ec, &good_claims());
-    assert_eq!(search_with(&s, Some(&format!("Bearer {ok}"))).await.status(), 200);
+    assert_eq!(
+        search_with(&s, Some(&format!("Bearer {ok}")))
+            .await
+            .status(),
+        200
+    );
     let confused = sign(
         Algorithm::HS256,
         &EncodingKey::from_secret(EC_PUBLIC.as_bytes()),
@@ -196,8 +235,18 @@ fn weak_or_wrong_keys_are_refused_at_configuration() {
     assert!(Auth::hs256(SECRET).is_ok());
     assert!(Auth::public_key_pem(b"not a key").is_err());
     assert!(Auth::rs256_pem(EC_PUBLIC.as_bytes()).is_err());
-    assert_eq!(Auth::public_key_pem(RSA_PUBLIC.as_bytes()).unwrap().algorithm(), "RS256");
-    assert_eq!(Auth::public_key_pem(EC_PUBLIC.as_bytes()).unwrap().algorithm(), "ES256");
+    assert_eq!(
+        Auth::public_key_pem(RSA_PUBLIC.as_bytes())
+            .unwrap()
+            .algorithm(),
+        "RS256"
+    );
+    assert_eq!(
+        Auth::public_key_pem(EC_PUBLIC.as_bytes())
+            .unwrap()
+            .algorithm(),
+        "ES256"
+    );
 }
 
 fn bearer_routes() -> impl Iterator<Item = (&'static str, &'static str, &'static [&'static str])> {
@@ -228,7 +277,13 @@ async fn a_token_of_another_project_gets_403_on_every_route() {
     assert!(checked >= 10, "only {checked} routes checked");
     // `["*"]` opens every project.
     let star = token(scope::ALL, &["*"]);
-    let res = call(&s, "POST", &concrete("/campaign/api/projects/{projId}/search", P), Some(&star)).await;
+    let res = call(
+        &s,
+        "POST",
+        &concrete("/campaign/api/projects/{projId}/search", P),
+        Some(&star),
+    )
+    .await;
     assert_eq!(res.status(), 200);
 }
 
@@ -238,7 +293,11 @@ async fn every_route_needs_exactly_its_scopes() {
     for (method, path, needed) in bearer_routes() {
         let url = concrete(path, P);
         // Every other scope: 403 naming the missing ones.
-        let others: Vec<&str> = scope::ALL.iter().copied().filter(|x| !needed.contains(x)).collect();
+        let others: Vec<&str> = scope::ALL
+            .iter()
+            .copied()
+            .filter(|x| !needed.contains(x))
+            .collect();
         let res = call(&s, method, &url, Some(&token(&others, &[P]))).await;
         let c = challenge(&res);
         assert!(c.contains("insufficient_scope"), "{method} {path}: {c}");

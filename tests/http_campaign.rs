@@ -27,6 +27,7 @@ fn promo(user: &str) -> Value {
 }
 
 #[tokio::test]
+#[allow(clippy::too_many_lines)] // one story, told in order
 async fn campaign_administration() {
     let s = start().await;
     let res = s
@@ -39,7 +40,10 @@ async fn campaign_administration() {
     let location = res.headers()["location"].to_str().unwrap().to_owned();
     let created: Value = res.json().await.unwrap();
     let id = created["id"].as_str().unwrap().to_owned();
-    assert_eq!(location, format!("/campaign/api/projects/{P}/campaigns/{id}"));
+    assert_eq!(
+        location,
+        format!("/campaign/api/projects/{P}/campaigns/{id}")
+    );
     assert_eq!(created["refCode"], "SHOES10");
     assert_eq!(created["version"], 1);
     assert_eq!(created["active"], true);
@@ -62,7 +66,11 @@ async fn campaign_administration() {
         async move {
             let res = req.send().await.unwrap();
             assert_eq!(res.status(), 200, "{url}");
-            let total: u64 = res.headers()["x-total-count"].to_str().unwrap().parse().unwrap();
+            let total: u64 = res.headers()["x-total-count"]
+                .to_str()
+                .unwrap()
+                .parse()
+                .unwrap();
             let body: Vec<Value> = res.json().await.unwrap();
             let codes: Vec<String> = body
                 .iter()
@@ -83,17 +91,33 @@ async fn campaign_administration() {
         (3, vec!["SHOES10".to_owned()])
     );
     assert_eq!(list("?status=DISABLE").await.0, 0);
-    assert_eq!(list("?status=ENABLE&q=save").await, (1, vec!["SAVE100".to_owned()]));
+    assert_eq!(
+        list("?status=ENABLE&q=save").await,
+        (1, vec!["SAVE100".to_owned()])
+    );
 
     // PUT: version + 1; a stale version is a 409.
     let mut edit = http_support::fixture("marketplace");
     edit["name"] = json!("Shoes, renamed");
     edit["version"] = json!(1);
-    let res = s.req(Method::PUT, &s.url(&location)).json(&edit).send().await.unwrap();
+    let res = s
+        .req(Method::PUT, &s.url(&location))
+        .json(&edit)
+        .send()
+        .await
+        .unwrap();
     let (status, updated) = parts(res).await;
     assert_eq!(status, 200);
-    assert_eq!((updated["version"].as_i64(), updated["name"].as_str()), (Some(2), Some("Shoes, renamed")));
-    let res = s.req(Method::PUT, &s.url(&location)).json(&edit).send().await.unwrap();
+    assert_eq!(
+        (updated["version"].as_i64(), updated["name"].as_str()),
+        (Some(2), Some("Shoes, renamed"))
+    );
+    let res = s
+        .req(Method::PUT, &s.url(&location))
+        .json(&edit)
+        .send()
+        .await
+        .unwrap();
     problem(res, 409, "stale_version").await;
 
     // Duplicate refCode on create: 409.
@@ -106,12 +130,20 @@ async fn campaign_administration() {
     problem(res, 409, "duplicate_ref_code").await;
 
     // DELETE: 204, then 404.
-    let res = s.req(Method::DELETE, &s.url(&location)).send().await.unwrap();
+    let res = s
+        .req(Method::DELETE, &s.url(&location))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(res.status(), 204);
     assert!(res.bytes().await.unwrap().is_empty());
     let res = s.req(Method::GET, &s.url(&location)).send().await.unwrap();
     problem(res, 404, "campaign_not_found").await;
-    let res = s.req(Method::DELETE, &s.url(&location)).send().await.unwrap();
+    let res = s
+        .req(Method::DELETE, &s.url(&location))
+        .send()
+        .await
+        .unwrap();
     problem(res, 404, "campaign_not_found").await;
     assert_eq!(list("").await.0, 2);
 }
@@ -142,10 +174,16 @@ async fn search_returns_the_nested_action_shape() {
     assert_eq!(a["campaign"]["name"], shoes["name"]);
     assert_eq!(a["campaign"]["startDate"], "2025-12-31T17:00:00Z");
     assert_eq!(a["campaign"]["endDate"], "2026-12-31T17:00:00Z");
-    assert_eq!(a["campaign"]["imageUrl"], "https://cdn.example.com/shoes.png");
+    assert_eq!(
+        a["campaign"]["imageUrl"],
+        "https://cdn.example.com/shoes.png"
+    );
     assert_eq!(a["action"]["action"], "DISCOUNT");
     assert_eq!(a["action"]["internalAction"], false);
-    assert_eq!(a["action"]["actionRef"], "aaaaaaaa-0000-4000-8000-000000000001");
+    assert_eq!(
+        a["action"]["actionRef"],
+        "aaaaaaaa-0000-4000-8000-000000000001"
+    );
     let data = &a["action"]["data"];
     assert_eq!(data[0]["attribute"], "amount");
     assert_eq!(data[0]["value"], "250", "floor(1250 * 2 * 0.10)");
@@ -163,7 +201,10 @@ async fn search_returns_the_nested_action_shape() {
     assert_eq!(actions.len(), 2, "{body}");
     assert_eq!(actions[0]["rule"]["id"], actions[1]["rule"]["id"]);
     assert_eq!(actions[0]["rule"]["thenOperator"], "OR");
-    assert_eq!(actions[1]["action"]["actionRef"], "cccccccc-0000-4000-8000-000000000002");
+    assert_eq!(
+        actions[1]["action"]["actionRef"],
+        "cccccccc-0000-4000-8000-000000000002"
+    );
 
     // explain: why the campaigns that did not fire failed.
     let res = s
@@ -176,11 +217,19 @@ async fn search_returns_the_nested_action_shape() {
     assert_eq!(status, 200);
     assert_eq!(body["actions"], json!([]));
     let explain = body["explain"].as_array().unwrap();
-    assert!(explain.iter().any(|e| e["refCode"] == "SHOES10" && e["reason"].is_string()), "{body}");
+    assert!(
+        explain
+            .iter()
+            .any(|e| e["refCode"] == "SHOES10" && e["reason"].is_string()),
+        "{body}"
+    );
 
     // at: a preview after every campaign has ended.
     let res = s
-        .req(Method::POST, &s.campaign_url("/search?at=2027-06-01T00:00:00%2B07:00"))
+        .req(
+            Method::POST,
+            &s.campaign_url("/search?at=2027-06-01T00:00:00%2B07:00"),
+        )
         .json(&shoes_cart())
         .send()
         .await
@@ -190,6 +239,7 @@ async fn search_returns_the_nested_action_shape() {
 }
 
 #[tokio::test]
+#[allow(clippy::too_many_lines)] // one story, told in order
 async fn redeem_idempotency_quota_cancel_and_lists() {
     let s = start().await;
     let promo_campaign = s.create("promo_code").await;
@@ -209,7 +259,10 @@ async fn redeem_idempotency_quota_cancel_and_lists() {
     assert_eq!(first["status"], "COMPLETE");
     assert_eq!(first["idempotencyKey"], "order-1");
     assert_eq!(first["actionTxs"][0]["status"], "COMPLETE");
-    assert_eq!(first["actionTxs"][0]["then"]["actionRef"], "bbbbbbbb-0000-4000-8000-000000000001");
+    assert_eq!(
+        first["actionTxs"][0]["then"]["actionRef"],
+        "bbbbbbbb-0000-4000-8000-000000000001"
+    );
     assert_eq!(first["actionTxs"][0]["then"]["action"], "CART_DISCOUNT");
     assert_eq!(first["actionTxs"][0]["then"]["data"][0]["value"], "100");
 
@@ -231,12 +284,19 @@ async fn redeem_idempotency_quota_cancel_and_lists() {
 
     // Once per user: u1 again is a 409 naming the key.
     let (status, p) = redeem(promo("u1"), Some("order-3")).await;
-    assert_eq!((status, p["code"].as_str()), (409, Some("quota_exceeded")), "{p}");
+    assert_eq!(
+        (status, p["code"].as_str()),
+        (409, Some("quota_exceeded")),
+        "{p}"
+    );
     assert!(p["detail"].as_str().unwrap().contains("SAVE100-u1"));
 
     // Redemption list, filtered, total in the header.
     let res = s
-        .req(Method::GET, &s.campaign_url("/redemptions?campaignCode=SAVE100&size=1"))
+        .req(
+            Method::GET,
+            &s.campaign_url("/redemptions?campaignCode=SAVE100&size=1"),
+        )
         .send()
         .await
         .unwrap();
@@ -256,7 +316,10 @@ async fn redeem_idempotency_quota_cancel_and_lists() {
     // Quota usage per key.
     let id = promo_campaign["id"].as_str().unwrap();
     let res = s
-        .req(Method::GET, &s.campaign_url(&format!("/campaigns/{id}/quotas")))
+        .req(
+            Method::GET,
+            &s.campaign_url(&format!("/campaigns/{id}/quotas")),
+        )
         .send()
         .await
         .unwrap();
@@ -286,19 +349,28 @@ async fn redeem_idempotency_quota_cancel_and_lists() {
 
     // Unknown ids: 404 with the resource's code.
     let res = s
-        .req(Method::POST, &s.campaign_url("/redemptions/00000000-0000-4000-8000-000000000000/cancel"))
+        .req(
+            Method::POST,
+            &s.campaign_url("/redemptions/00000000-0000-4000-8000-000000000000/cancel"),
+        )
         .send()
         .await
         .unwrap();
     problem(res, 404, "redemption_not_found").await;
     let res = s
-        .req(Method::POST, &s.campaign_url("/redemptions/not-a-uuid/cancel"))
+        .req(
+            Method::POST,
+            &s.campaign_url("/redemptions/not-a-uuid/cancel"),
+        )
         .send()
         .await
         .unwrap();
     problem(res, 404, "redemption_not_found").await;
     let (status, p) = redeem(json!({"campaignCode": "NOPE"}), None).await;
-    assert_eq!((status, p["code"].as_str()), (404, Some("campaign_not_found")));
+    assert_eq!(
+        (status, p["code"].as_str()),
+        (404, Some("campaign_not_found"))
+    );
 }
 
 #[tokio::test]
@@ -315,7 +387,12 @@ async fn or_rule_needs_a_choice_then_redeems_it() {
     assert!(p["detail"].is_string());
     let mut chosen = body.clone();
     chosen["actionRefs"] = json!(["cccccccc-0000-4000-8000-000000000002"]);
-    let res = s.req(Method::POST, &url).json(&chosen).send().await.unwrap();
+    let res = s
+        .req(Method::POST, &url)
+        .json(&chosen)
+        .send()
+        .await
+        .unwrap();
     let (status, r) = parts(res).await;
     assert_eq!(status, 201, "{r}");
     assert_eq!(r["actionTxs"].as_array().unwrap().len(), 1);

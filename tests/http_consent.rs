@@ -65,6 +65,7 @@ fn acceptance(consent_id: &Value) -> Value {
 }
 
 #[tokio::test]
+#[allow(clippy::too_many_lines)] // one story, told in order
 async fn the_consent_story_through_the_six_bff_routes() {
     let s = start().await;
     let (notice, consent) = seed(&s).await;
@@ -98,7 +99,14 @@ async fn the_consent_story_through_the_six_bff_routes() {
     }
 
     // 2. privacy notice.
-    let (status, n) = get(&s, &bff(&s, &format!("/privacy-notice/{}", notice["id"].as_str().unwrap()))).await;
+    let (status, n) = get(
+        &s,
+        &bff(
+            &s,
+            &format!("/privacy-notice/{}", notice["id"].as_str().unwrap()),
+        ),
+    )
+    .await;
     assert_eq!(status, 200);
     assert_eq!(
         n,
@@ -167,15 +175,33 @@ async fn the_consent_story_through_the_six_bff_routes() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|o| (o["code"].as_str().unwrap(), o["accepted"].as_bool().unwrap()))
+        .map(|o| {
+            (
+                o["code"].as_str().unwrap(),
+                o["accepted"].as_bool().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(flags, [("email", false), ("sms", true)]);
+}
 
-    // Errors of the bff routes.
-    let res = s.req(Method::GET, &bff(&s, "/to-accept?app=shop")).send().await.unwrap();
+#[tokio::test]
+async fn bff_errors() {
+    let s = start().await;
+    let (_, consent) = seed(&s).await;
+    let cid = consent["id"].clone();
+    let res = s
+        .req(Method::GET, &bff(&s, "/to-accept?app=shop"))
+        .send()
+        .await
+        .unwrap();
     let p = problem(res, 400, "invalid_parameter").await;
     assert_eq!(p["errors"][0]["field"], "dataSubject");
-    let res = s.req(Method::GET, &bff(&s, "/privacy-notice/nope")).send().await.unwrap();
+    let res = s
+        .req(Method::GET, &bff(&s, "/privacy-notice/nope"))
+        .send()
+        .await
+        .unwrap();
     problem(res, 404, "privacy_notice_not_found").await;
     let res = s
         .req(Method::POST, &bff(&s, "/consent-acceptance"))
@@ -191,8 +217,16 @@ async fn the_consent_story_through_the_six_bff_routes() {
         .await
         .unwrap();
     let p = problem(res, 422, "validation_failed").await;
-    let fields: Vec<&str> = p["errors"].as_array().unwrap().iter().map(|e| e["field"].as_str().unwrap()).collect();
-    assert!(fields.contains(&"dataSubject") && fields.contains(&"deviceFingerprintId"), "{p}");
+    let fields: Vec<&str> = p["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["field"].as_str().unwrap())
+        .collect();
+    assert!(
+        fields.contains(&"dataSubject") && fields.contains(&"deviceFingerprintId"),
+        "{p}"
+    );
     let res = s
         .req(Method::POST, &bff(&s, "/purpose-acceptance"))
         .json(&json!({"app": "shop", "dataSubject": "u1", "purposeCode": "fax"}))
@@ -203,12 +237,22 @@ async fn the_consent_story_through_the_six_bff_routes() {
 }
 
 #[tokio::test]
+#[allow(clippy::too_many_lines)] // one story, told in order
 async fn the_content_store() {
     let s = start().await;
     let (notice, consent) = seed(&s).await;
 
     // Envelope fields.
-    for field in ["id", "createdBy", "lastModifiedBy", "createdDate", "lastModifiedDate", "contentType", "projectId", "data"] {
+    for field in [
+        "id",
+        "createdBy",
+        "lastModifiedBy",
+        "createdDate",
+        "lastModifiedDate",
+        "contentType",
+        "projectId",
+        "data",
+    ] {
         assert!(notice.get(field).is_some(), "{field}: {notice}");
     }
     assert_eq!(notice["createdBy"], "tester");
@@ -229,7 +273,13 @@ async fn the_content_store() {
     assert_eq!(res.status(), 201);
     let location = res.headers()["location"].to_str().unwrap().to_owned();
     let draft: Value = res.json().await.unwrap();
-    assert_eq!(location, format!("/cms/api/projects/{P}/c/svc-privacy-notice-v1/{}", draft["id"].as_str().unwrap()));
+    assert_eq!(
+        location,
+        format!(
+            "/cms/api/projects/{P}/c/svc-privacy-notice-v1/{}",
+            draft["id"].as_str().unwrap()
+        )
+    );
     let (status, one) = get(&s, &s.url(&location)).await;
     assert_eq!((status, &one), (200, &draft));
 
@@ -249,30 +299,54 @@ async fn the_content_store() {
 
     // Lists: bare arrays, filters, sort, paging, total in the header.
     let res = s
-        .req(Method::GET, &cms(&s, "svc-privacy-notice-v1?sort=data.name,desc"))
+        .req(
+            Method::GET,
+            &cms(&s, "svc-privacy-notice-v1?sort=data.name,desc"),
+        )
         .send()
         .await
         .unwrap();
     assert_eq!(res.headers()["x-total-count"], "2");
     let (_, list) = parts(res).await;
-    let names: Vec<&str> = list.as_array().unwrap().iter().map(|e| e["data"]["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["data"]["name"].as_str().unwrap())
+        .collect();
     assert_eq!(names, ["Privacy notice", "Draft notice v2"]);
-    let (_, list) = get(&s, &cms(&s, "svc-consent-v1?data.application=shop&data.purposes=sms")).await;
+    let (_, list) = get(
+        &s,
+        &cms(&s, "svc-consent-v1?data.application=shop&data.purposes=sms"),
+    )
+    .await;
     assert_eq!(list.as_array().unwrap().len(), 1);
     assert_eq!(list[0]["id"], consent["id"]);
     let (_, list) = get(&s, &cms(&s, "svc-consent-v1?data.application=other")).await;
     assert_eq!(list, json!([]));
-    let res = s.req(Method::GET, &cms(&s, "svc-privacy-notice-v1?size=1&page=1")).send().await.unwrap();
+    let res = s
+        .req(Method::GET, &cms(&s, "svc-privacy-notice-v1?size=1&page=1"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(res.headers()["x-total-count"], "2");
     let (_, list) = parts(res).await;
     assert_eq!(list.as_array().unwrap().len(), 1);
 
     // An acceptance through the bff route is listed by the content store,
     // and the acceptance update answers the reduced envelope.
-    let (status, a) = post(&s, &bff(&s, "/consent-acceptance"), acceptance(&consent["id"])).await;
+    let (status, a) = post(
+        &s,
+        &bff(&s, "/consent-acceptance"),
+        acceptance(&consent["id"]),
+    )
+    .await;
     assert_eq!(status, 201);
     let res = s
-        .req(Method::GET, &cms(&s, "svc-consent-acceptance-v1?data.dataSubject=u1"))
+        .req(
+            Method::GET,
+            &cms(&s, "svc-consent-acceptance-v1?data.dataSubject=u1"),
+        )
         .send()
         .await
         .unwrap();
@@ -281,7 +355,13 @@ async fn the_content_store() {
     assert_eq!(list[0]["id"], a["id"]);
     assert_eq!(list[0]["data"]["status"], "ACCEPTED");
     let res = s
-        .req(Method::PUT, &cms(&s, &format!("svc-consent-acceptance-v1/{}", a["id"].as_str().unwrap())))
+        .req(
+            Method::PUT,
+            &cms(
+                &s,
+                &format!("svc-consent-acceptance-v1/{}", a["id"].as_str().unwrap()),
+            ),
+        )
         .json(&json!({"data": {
             "dataSubject": "u1", "consentId": consent["id"], "application": "shop",
             "acceptanceDate": "2026-06-15T10:00:00Z", "status": "WITHDRAWN",
@@ -292,7 +372,12 @@ async fn the_content_store() {
         .unwrap();
     let (status, reduced) = parts(res).await;
     assert_eq!(status, 200, "{reduced}");
-    let keys: Vec<&str> = reduced.as_object().unwrap().keys().map(String::as_str).collect();
+    let keys: Vec<&str> = reduced
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
     assert_eq!(keys.len(), 4, "{reduced}");
     for k in ["id", "contentType", "projectId", "data"] {
         assert!(keys.contains(&k), "{reduced}");
@@ -302,21 +387,45 @@ async fn the_content_store() {
         json!({"id": "svc-consent-acceptance-v1", "name": "Consent Acceptance", "alias": "svc-consent-acceptance-v1"})
     );
     assert_eq!(reduced["data"]["status"], "WITHDRAWN");
-    assert_eq!(reduced["data"]["userAgent"], Value::Null, "missing attributes become null");
+    assert_eq!(
+        reduced["data"]["userAgent"],
+        Value::Null,
+        "missing attributes become null"
+    );
     // The withdrawal is what to-accept reads.
     let (_, list) = get(&s, &bff(&s, "/to-accept?app=shop&dataSubject=u1")).await;
     assert_eq!(list[0]["id"], consent["id"]);
     assert_eq!(list[0]["reason"], "WITHDRAWN");
+}
 
-    // Errors of the content store.
-    let res = s.req(Method::GET, &cms(&s, "svc-nope-v1")).send().await.unwrap();
+#[tokio::test]
+async fn content_store_errors() {
+    let s = start().await;
+    seed(&s).await;
+    let res = s
+        .req(Method::GET, &cms(&s, "svc-nope-v1"))
+        .send()
+        .await
+        .unwrap();
     problem(res, 404, "content_type_not_found").await;
-    let res = s.req(Method::GET, &cms(&s, "svc-consent-v1/nope")).send().await.unwrap();
+    let res = s
+        .req(Method::GET, &cms(&s, "svc-consent-v1/nope"))
+        .send()
+        .await
+        .unwrap();
     problem(res, 404, "content_not_found").await;
-    let res = s.req(Method::GET, &cms(&s, "svc-consent-v1?date.status=x")).send().await.unwrap();
+    let res = s
+        .req(Method::GET, &cms(&s, "svc-consent-v1?date.status=x"))
+        .send()
+        .await
+        .unwrap();
     let p = problem(res, 400, "unknown_parameter").await;
     assert!(!p["errors"].as_array().unwrap().is_empty());
-    let res = s.req(Method::GET, &cms(&s, "svc-consent-v1?size=1001")).send().await.unwrap();
+    let res = s
+        .req(Method::GET, &cms(&s, "svc-consent-v1?size=1001"))
+        .send()
+        .await
+        .unwrap();
     problem(res, 400, "invalid_page_size").await;
     let res = s
         .req(Method::POST, &cms(&s, "svc-consent-v1"))
@@ -325,8 +434,19 @@ async fn the_content_store() {
         .await
         .unwrap();
     let p = problem(res, 422, "validation_failed").await;
-    let fields: Vec<&str> = p["errors"].as_array().unwrap().iter().map(|e| e["field"].as_str().unwrap()).collect();
-    for f in ["data.name", "data.purposes", "data.privacyNoticeRef", "data.revision", "data.status"] {
+    let fields: Vec<&str> = p["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["field"].as_str().unwrap())
+        .collect();
+    for f in [
+        "data.name",
+        "data.purposes",
+        "data.privacyNoticeRef",
+        "data.revision",
+        "data.status",
+    ] {
         assert!(fields.contains(&f), "{f} not in {fields:?}");
     }
     let res = s

@@ -11,9 +11,9 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 
 use accord::campaign::{Campaign, QuotaUsage, Redemption};
+use accord::consent::{ContentQuery, ContentRecord, ContentType, ContentWrite, PurposeEvent};
 use accord::http::{router, Api, Auth};
 use accord::store::memory::MemoryStore;
-use accord::consent::{ContentQuery, ContentRecord, ContentType, ContentWrite, PurposeEvent};
 use accord::store::{
     CampaignQuery, CampaignStore, ConsentLedger, ContentStore, Page, Ping, RedeemOutcome,
     RedemptionPlan, RedemptionQuery, RedemptionStore,
@@ -37,18 +37,33 @@ async fn malformed_json_and_wrong_types_are_400() {
             .send()
     };
     problem(send(r#"{"cart": "#).await.unwrap(), 400, "malformed_json").await;
-    problem(send(r#"{"cart": {}} trailing"#).await.unwrap(), 400, "malformed_json").await;
+    problem(
+        send(r#"{"cart": {}} trailing"#).await.unwrap(),
+        400,
+        "malformed_json",
+    )
+    .await;
     problem(send("").await.unwrap(), 400, "body_required").await;
     let p = problem(
-        send(r#"{"cart": {"items": [{"sku": "A"}, {"tags": "shoes"}]}}"#).await.unwrap(),
+        send(r#"{"cart": {"items": [{"sku": "A"}, {"tags": "shoes"}]}}"#)
+            .await
+            .unwrap(),
         400,
         "invalid_json",
     )
     .await;
     assert_eq!(p["errors"][0]["field"], "cart.items[1].tags");
     assert_eq!(p["errors"][0]["code"], "invalid_type");
-    assert!(p["errors"][0]["message"].as_str().unwrap().contains("expected a sequence"));
-    let p = problem(send(r#"{"attribute": [1, 2]}"#).await.unwrap(), 400, "invalid_json").await;
+    assert!(p["errors"][0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("expected a sequence"));
+    let p = problem(
+        send(r#"{"attribute": [1, 2]}"#).await.unwrap(),
+        400,
+        "invalid_json",
+    )
+    .await;
     assert_eq!(p["errors"][0]["field"], "attribute");
     let p = problem(send("[]").await.unwrap(), 400, "invalid_json").await;
     assert_eq!(p["errors"][0]["field"], "");
@@ -79,7 +94,11 @@ async fn bad_query_values_are_400_naming_the_parameter() {
         ("/redemptions?size=5000", "size"),
         ("/redemptions?userid=u1", "userid"),
     ] {
-        let res = s.req(Method::GET, &s.campaign_url(path)).send().await.unwrap();
+        let res = s
+            .req(Method::GET, &s.campaign_url(path))
+            .send()
+            .await
+            .unwrap();
         let p = problem(res, 400, "invalid_parameter").await;
         assert_eq!(p["errors"][0]["field"], param, "{path}");
     }
@@ -155,18 +174,33 @@ async fn a_body_over_one_mib_is_413() {
 #[tokio::test]
 async fn unknown_routes_are_404_and_wrong_methods_405() {
     let s = start().await;
-    for path in ["/", "/nope", "/campaign/api/projects/shop", "/campaign/api/projects/shop/searches"] {
+    for path in [
+        "/",
+        "/nope",
+        "/campaign/api/projects/shop",
+        "/campaign/api/projects/shop/searches",
+    ] {
         let res = s.req(Method::GET, &s.url(path)).send().await.unwrap();
         problem(res, 404, "route_not_found").await;
     }
-    let res = s.req(Method::DELETE, &s.campaign_url("/search")).send().await.unwrap();
-    let allow = res.headers().get("allow").map(|v| v.to_str().unwrap().to_owned());
+    let res = s
+        .req(Method::DELETE, &s.campaign_url("/search"))
+        .send()
+        .await
+        .unwrap();
+    let allow = res
+        .headers()
+        .get("allow")
+        .map(|v| v.to_str().unwrap().to_owned());
     problem(res, 405, "method_not_allowed").await;
     assert_eq!(allow.as_deref(), Some("POST"));
     let res = s.client.post(s.url("/healthz")).send().await.unwrap();
     problem(res, 405, "method_not_allowed").await;
     let res = s
-        .req(Method::PATCH, &s.campaign_url("/campaigns/00000000-0000-4000-8000-000000000000"))
+        .req(
+            Method::PATCH,
+            &s.campaign_url("/campaigns/00000000-0000-4000-8000-000000000000"),
+        )
         .send()
         .await
         .unwrap();
@@ -189,7 +223,10 @@ async fn conflicts_are_409() {
     let mut stale = fixture("promo_code");
     stale["version"] = json!(7);
     let res = s
-        .req(Method::PUT, &s.campaign_url(&format!("/campaigns/{}", c["id"].as_str().unwrap())))
+        .req(
+            Method::PUT,
+            &s.campaign_url(&format!("/campaigns/{}", c["id"].as_str().unwrap())),
+        )
         .json(&stale)
         .send()
         .await
@@ -249,7 +286,10 @@ async fn validation_is_422_with_every_field() {
         [
             ("name", "required"),
             ("endDate", "invalid_period"),
-            ("rules[0].when[0].conditions[0].attribute", "invalid_attribute"),
+            (
+                "rules[0].when[0].conditions[0].attribute",
+                "invalid_attribute"
+            ),
             ("rules[0].when[0].conditions[1].value", "invalid_regex"),
         ]
     );
@@ -335,7 +375,12 @@ impl RedemptionStore for Flaky {
         self.check()?;
         self.inner.redeem(plan).await
     }
-    async fn cancel_redemption(&self, project: &str, id: Uuid, at: DateTime<Utc>) -> Result<Option<Redemption>> {
+    async fn cancel_redemption(
+        &self,
+        project: &str,
+        id: Uuid,
+        at: DateTime<Utc>,
+    ) -> Result<Option<Redemption>> {
         self.check()?;
         self.inner.cancel_redemption(project, id, at).await
     }
@@ -347,15 +392,27 @@ impl RedemptionStore for Flaky {
         self.check()?;
         self.inner.redemption(project, id).await
     }
-    async fn list_redemptions(&self, project: &str, query: &RedemptionQuery) -> Result<Page<Redemption>> {
+    async fn list_redemptions(
+        &self,
+        project: &str,
+        query: &RedemptionQuery,
+    ) -> Result<Page<Redemption>> {
         self.check()?;
         self.inner.list_redemptions(project, query).await
     }
-    async fn quota_usage(&self, project: &str, keys: &[String]) -> Result<HashMap<String, Decimal>> {
+    async fn quota_usage(
+        &self,
+        project: &str,
+        keys: &[String],
+    ) -> Result<HashMap<String, Decimal>> {
         self.check()?;
         self.inner.quota_usage(project, keys).await
     }
-    async fn campaign_quota_usage(&self, project: &str, campaign_id: Uuid) -> Result<Vec<QuotaUsage>> {
+    async fn campaign_quota_usage(
+        &self,
+        project: &str,
+        campaign_id: Uuid,
+    ) -> Result<Vec<QuotaUsage>> {
         self.check()?;
         self.inner.campaign_quota_usage(project, campaign_id).await
     }
@@ -366,19 +423,38 @@ impl ContentStore for Flaky {
         self.check()?;
         self.inner.insert_content(write).await
     }
-    async fn replace_content(&self, write: &ContentWrite, expected_version: i64) -> Result<ContentRecord> {
+    async fn replace_content(
+        &self,
+        write: &ContentWrite,
+        expected_version: i64,
+    ) -> Result<ContentRecord> {
         self.check()?;
         self.inner.replace_content(write, expected_version).await
     }
-    async fn content(&self, project: &str, t: ContentType, id: &str) -> Result<Option<ContentRecord>> {
+    async fn content(
+        &self,
+        project: &str,
+        t: ContentType,
+        id: &str,
+    ) -> Result<Option<ContentRecord>> {
         self.check()?;
         self.inner.content(project, t, id).await
     }
-    async fn content_versions(&self, project: &str, t: ContentType, id: &str) -> Result<Vec<ContentRecord>> {
+    async fn content_versions(
+        &self,
+        project: &str,
+        t: ContentType,
+        id: &str,
+    ) -> Result<Vec<ContentRecord>> {
         self.check()?;
         self.inner.content_versions(project, t, id).await
     }
-    async fn list_content(&self, project: &str, t: ContentType, query: &ContentQuery) -> Result<Page<ContentRecord>> {
+    async fn list_content(
+        &self,
+        project: &str,
+        t: ContentType,
+        query: &ContentQuery,
+    ) -> Result<Page<ContentRecord>> {
         self.check()?;
         self.inner.list_content(project, t, query).await
     }
@@ -389,7 +465,11 @@ impl ConsentLedger for Flaky {
         self.check()?;
         self.inner.consents_of_app(project, app).await
     }
-    async fn acceptance_versions(&self, project: &str, subject: &str) -> Result<Vec<ContentRecord>> {
+    async fn acceptance_versions(
+        &self,
+        project: &str,
+        subject: &str,
+    ) -> Result<Vec<ContentRecord>> {
         self.check()?;
         self.inner.acceptance_versions(project, subject).await
     }
@@ -401,7 +481,12 @@ impl ConsentLedger for Flaky {
         self.check()?;
         self.inner.append_purpose_event(event).await
     }
-    async fn purpose_events(&self, project: &str, subject: &str, app: Option<&str>) -> Result<Vec<PurposeEvent>> {
+    async fn purpose_events(
+        &self,
+        project: &str,
+        subject: &str,
+        app: Option<&str>,
+    ) -> Result<Vec<PurposeEvent>> {
         self.check()?;
         self.inner.purpose_events(project, subject, app).await
     }
@@ -419,13 +504,23 @@ async fn store_down_is_503_with_retry_after_and_a_panic_is_a_500_problem() {
     let admin = token(accord::http::scope::ALL, &[P]);
     let list = format!("{base}/campaign/api/projects/{P}/campaigns");
 
-    assert_eq!(client.get(format!("{base}/readyz")).send().await.unwrap().status(), 200);
+    assert_eq!(
+        client
+            .get(format!("{base}/readyz"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
     store.mode.store(1, Ordering::SeqCst);
     for res in [
         client.get(format!("{base}/readyz")).send().await.unwrap(),
         client.get(&list).bearer_auth(&admin).send().await.unwrap(),
         client
-            .get(format!("{base}/bff/api/consent/projects/{P}/to-accept?app=a&dataSubject=u"))
+            .get(format!(
+                "{base}/bff/api/consent/projects/{P}/to-accept?app=a&dataSubject=u"
+            ))
             .bearer_auth(&admin)
             .send()
             .await
@@ -433,10 +528,21 @@ async fn store_down_is_503_with_retry_after_and_a_panic_is_a_500_problem() {
     ] {
         assert_eq!(res.headers()["retry-after"], "1");
         let p = problem(res, 503, "store_unavailable").await;
-        assert!(!p["detail"].as_str().unwrap().contains("db.internal"), "{p}");
+        assert!(
+            !p["detail"].as_str().unwrap().contains("db.internal"),
+            "{p}"
+        );
     }
     // Liveness does not depend on the store.
-    assert_eq!(client.get(format!("{base}/healthz")).send().await.unwrap().status(), 200);
+    assert_eq!(
+        client
+            .get(format!("{base}/healthz"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
 
     // A panic below a handler: a 500 problem on a connection that still works.
     store.mode.store(2, Ordering::SeqCst);

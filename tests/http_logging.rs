@@ -9,7 +9,7 @@ mod http_support;
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
-use http_support::start;
+use http_support::{start, Server};
 use reqwest::Method;
 use serde_json::json;
 
@@ -46,6 +46,51 @@ async fn info_log_has_route_templates_and_no_personal_data() {
         .init();
 
     let s = start().await;
+    campaign_traffic(&s).await;
+    consent_traffic(&s).await;
+    let log = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    for needle in PERSONAL {
+        assert!(!log.contains(needle), "{needle:?} in the log:\n{log}");
+    }
+    let lines: Vec<&str> = log.lines().filter(|l| l.contains("request")).collect();
+    assert!(lines.len() >= 8, "{log}");
+    assert!(
+        log.contains(
+            "method=POST route=/campaign/api/projects/{projId}/redeem/campaign-code status=201"
+        ),
+        "{log}"
+    );
+    assert!(
+        log.contains("route=/campaign/api/projects/{projId}/redeem/campaign-code status=409"),
+        "{log}"
+    );
+    assert!(
+        log.contains("route=/campaign/api/projects/{projId}/redemptions status=200"),
+        "{log}"
+    );
+    assert!(
+        log.contains("route=/campaign/api/projects/{projId}/campaigns status=403"),
+        "{log}"
+    );
+    assert!(log.contains("route=(no route) status=404"), "{log}");
+    assert!(log.contains("status=401"), "{log}");
+    assert!(log.contains("latency_ms="), "{log}");
+    assert!(
+        log.contains("route=/bff/api/consent/projects/{projId}/to-accept status=200"),
+        "{log}"
+    );
+    assert!(
+        log.contains("route=/bff/api/consent/projects/{projId}/consent-acceptance status=201"),
+        "{log}"
+    );
+    assert!(
+        log.contains("route=/cms/api/projects/{projId}/c/{type} status=200"),
+        "{log}"
+    );
+}
+
+/// Campaign requests carrying a user id, an IP and device details.
+async fn campaign_traffic(s: &Server) {
     s.create("promo_code").await;
     let redeem = json!({
         "campaignCode": "SAVE100",
@@ -69,22 +114,34 @@ async fn info_log_has_route_templates_and_no_personal_data() {
             .await
             .unwrap();
     }
-    s.req(Method::GET, &s.campaign_url("/redemptions?userId=alice-4242"))
+    s.req(
+        Method::GET,
+        &s.campaign_url("/redemptions?userId=alice-4242"),
+    )
+    .send()
+    .await
+    .unwrap();
+    s.req(
+        Method::GET,
+        &s.url("/campaign/api/projects/alice-4242/campaigns"),
+    )
+    .send()
+    .await
+    .unwrap();
+    s.req(Method::GET, &s.url("/nope/alice-4242"))
         .send()
         .await
         .unwrap();
-    s.req(Method::GET, &s.url("/campaign/api/projects/alice-4242/campaigns"))
-        .send()
-        .await
-        .unwrap();
-    s.req(Method::GET, &s.url("/nope/alice-4242")).send().await.unwrap();
     s.client
         .get(s.campaign_url("/redemptions?userId=alice-4242"))
         .bearer_auth("garbage-alice-4242")
         .send()
         .await
         .unwrap();
+}
 
+/// Consent requests: the subject in the query and the body, device details.
+async fn consent_traffic(s: &Server) {
     // Consent: the subject in the query and the body, device details.
     let cms = |t: &str| s.url(&format!("/cms/api/projects/shop/c/{t}"));
     let notice: serde_json::Value = s
@@ -107,43 +164,31 @@ async fn info_log_has_route_templates_and_no_personal_data() {
         .await
         .unwrap();
     let bff = |rest: &str| s.url(&format!("/bff/api/consent/projects/shop{rest}"));
-    for path in ["/to-accept?app=app&dataSubject=alice-4242", "/purpose-options?app=app&dataSubject=alice-4242"] {
+    for path in [
+        "/to-accept?app=app&dataSubject=alice-4242",
+        "/purpose-options?app=app&dataSubject=alice-4242",
+    ] {
         let res = s.req(Method::GET, &bff(path)).send().await.unwrap();
         assert_eq!(res.status(), 200);
     }
     let res = s
         .req(Method::POST, &bff("/consent-acceptance"))
-        .json(&json!({"app": "app", "dataSubject": "alice-4242", "consentId": consent["id"],
+        .json(
+            &json!({"app": "app", "dataSubject": "alice-4242", "consentId": consent["id"],
                       "userAgent": "ua", "country": "TH", "localIp": "10.1.2.3", "osVersion": "17",
-                      "model": "iPhone15,2", "deviceFingerprintId": "device-fp-77"}))
+                      "model": "iPhone15,2", "deviceFingerprintId": "device-fp-77"}),
+        )
         .send()
         .await
         .unwrap();
     assert_eq!(res.status(), 201);
     let res = s
-        .req(Method::GET, &cms("svc-consent-acceptance-v1?data.dataSubject=alice-4242"))
+        .req(
+            Method::GET,
+            &cms("svc-consent-acceptance-v1?data.dataSubject=alice-4242"),
+        )
         .send()
         .await
         .unwrap();
     assert_eq!(res.status(), 200);
-
-    let log = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
-    for needle in PERSONAL {
-        assert!(!log.contains(needle), "{needle:?} in the log:\n{log}");
-    }
-    let lines: Vec<&str> = log.lines().filter(|l| l.contains("request")).collect();
-    assert!(lines.len() >= 8, "{log}");
-    assert!(
-        log.contains("method=POST route=/campaign/api/projects/{projId}/redeem/campaign-code status=201"),
-        "{log}"
-    );
-    assert!(log.contains("route=/campaign/api/projects/{projId}/redeem/campaign-code status=409"), "{log}");
-    assert!(log.contains("route=/campaign/api/projects/{projId}/redemptions status=200"), "{log}");
-    assert!(log.contains("route=/campaign/api/projects/{projId}/campaigns status=403"), "{log}");
-    assert!(log.contains("route=(no route) status=404"), "{log}");
-    assert!(log.contains("status=401"), "{log}");
-    assert!(log.contains("latency_ms="), "{log}");
-    assert!(log.contains("route=/bff/api/consent/projects/{projId}/to-accept status=200"), "{log}");
-    assert!(log.contains("route=/bff/api/consent/projects/{projId}/consent-acceptance status=201"), "{log}");
-    assert!(log.contains("route=/cms/api/projects/{projId}/c/{type} status=200"), "{log}");
 }

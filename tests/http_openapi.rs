@@ -22,7 +22,11 @@ fn operations(doc: &Value) -> Vec<(String, String, &Value)> {
     let mut out = Vec::new();
     for (path, item) in doc["paths"].as_object().unwrap() {
         for (method, op) in item.as_object().unwrap() {
-            if ["get", "put", "post", "delete", "patch", "head", "options", "trace"].contains(&method.as_str()) {
+            if [
+                "get", "put", "post", "delete", "patch", "head", "options", "trace",
+            ]
+            .contains(&method.as_str())
+            {
                 out.push((method.to_uppercase(), path.clone(), op));
             }
         }
@@ -33,7 +37,11 @@ fn operations(doc: &Value) -> Vec<(String, String, &Value)> {
 #[tokio::test]
 async fn the_document_is_openapi_3_1_and_lists_exactly_the_served_routes() {
     let doc = served_doc().await;
-    assert!(doc["openapi"].as_str().unwrap().starts_with("3.1."), "{}", doc["openapi"]);
+    assert!(
+        doc["openapi"].as_str().unwrap().starts_with("3.1."),
+        "{}",
+        doc["openapi"]
+    );
     assert_eq!(doc["info"]["title"], "Accord");
     let documented: BTreeSet<(String, String)> = operations(&doc)
         .into_iter()
@@ -57,9 +65,14 @@ async fn every_route_of_the_table_is_really_served() {
             .path
             .replace("{projId}", "shop")
             .replace("{id}", "00000000-0000-4000-8000-000000000000")
-        .replace("{type}", "svc-consent-v1");
+            .replace("{type}", "svc-consent-v1");
         let method = reqwest::Method::from_bytes(r.method.as_bytes()).unwrap();
-        let res = s.req(method, &s.url(&path)).json(&serde_json::json!({})).send().await.unwrap();
+        let res = s
+            .req(method, &s.url(&path))
+            .json(&serde_json::json!({}))
+            .send()
+            .await
+            .unwrap();
         let status = res.status().as_u16();
         let (_, body) = parts(res).await;
         assert!(
@@ -90,8 +103,15 @@ async fn security_requirements_match_the_route_table() {
                     .map(|v| v.as_str().unwrap())
                     .collect();
                 assert_eq!(listed, scopes, "{} {}", r.method, r.path);
-                for status in ["400", "401", "403", "404", "413", "415", "422", "500", "503"] {
-                    assert!(op["responses"].get(status).is_some(), "{} {} lacks {status}", r.method, r.path);
+                for status in [
+                    "400", "401", "403", "404", "413", "415", "422", "500", "503",
+                ] {
+                    assert!(
+                        op["responses"].get(status).is_some(),
+                        "{} {} lacks {status}",
+                        r.method,
+                        r.path
+                    );
                 }
             }
         }
@@ -140,27 +160,70 @@ async fn references_resolve_and_schemas_use_the_spec_names() {
     has("SearchResponse", &["attribute", "actions"]);
     has("ActionMatch", &["rule", "campaign", "action"]);
     has("RuleRef", &["id", "name", "thenOperator"]);
-    has("CampaignRef", &["id", "name", "startDate", "endDate", "refCode", "imageUrl"]);
+    has(
+        "CampaignRef",
+        &["id", "name", "startDate", "endDate", "refCode", "imageUrl"],
+    );
     has("Then", &["action", "internalAction", "actionRef", "data"]);
     has("Redemption", &["id", "actionTxs", "campaignCode", "status"]);
     has("ActionTx", &["status", "then"]);
-    has("RedeemRequest", &["campaignCode", "actionRefs", "channel", "attribute", "cart", "idempotencyKey"]);
-    has("Campaign", &["id", "name", "refCode", "status", "priority", "quotas", "rules", "projectId", "version", "active", "groupName", "createdBy", "lastModifiedDate"]);
-    has("Condition", &["type", "attribute", "op", "value", "valueType"]);
+    has(
+        "RedeemRequest",
+        &[
+            "campaignCode",
+            "actionRefs",
+            "channel",
+            "attribute",
+            "cart",
+            "idempotencyKey",
+        ],
+    );
+    has(
+        "Campaign",
+        &[
+            "id",
+            "name",
+            "refCode",
+            "status",
+            "priority",
+            "quotas",
+            "rules",
+            "projectId",
+            "version",
+            "active",
+            "groupName",
+            "createdBy",
+            "lastModifiedDate",
+        ],
+    );
+    has(
+        "Condition",
+        &["type", "attribute", "op", "value", "valueType"],
+    );
     has("WhenGroup", &["match", "conditions"]);
     has("Quota", &["key", "value", "valueField"]);
-    has("Problem", &["type", "title", "status", "detail", "code", "errors"]);
+    has(
+        "Problem",
+        &["type", "title", "status", "detail", "code", "errors"],
+    );
     has("FieldError", &["field", "message", "code"]);
     assert_eq!(
         schemas["Op"]["enum"].as_array().unwrap().len(),
         12,
         "the twelve ops of the spec"
     );
-    assert_eq!(schemas["ThenOperator"]["enum"], serde_json::json!(["AND", "OR"]));
+    assert_eq!(
+        schemas["ThenOperator"]["enum"],
+        serde_json::json!(["AND", "OR"])
+    );
     // Lists document their total.
-    let list = &doc["paths"]["/campaign/api/projects/{projId}/campaigns"]["get"]["responses"]["200"];
+    let list =
+        &doc["paths"]["/campaign/api/projects/{projId}/campaigns"]["get"]["responses"]["200"];
     assert!(list["headers"].get("X-Total-Count").is_some(), "{list}");
-    assert_eq!(list["content"]["application/json"]["schema"]["type"], "array");
+    assert_eq!(
+        list["content"]["application/json"]["schema"]["type"],
+        "array"
+    );
     // Problems are problem+json.
     let problem = &doc["components"]["responses"]["Unauthorized"]["content"];
     assert!(problem.get("application/problem+json").is_some());

@@ -71,8 +71,16 @@ fn readme_starts_with_the_two_commands() {
     let lines: Vec<&str> = README.lines().take(6).collect();
     assert_eq!(lines[0], "# Accord");
     assert_eq!(lines[2], "```sh");
-    assert!(lines[3].starts_with("cargo run --release --example server "), "{}", lines[3]);
-    assert!(lines[4].starts_with("cargo test --all-features "), "{}", lines[4]);
+    assert!(
+        lines[3].starts_with("cargo run --release --example server "),
+        "{}",
+        lines[3]
+    );
+    assert!(
+        lines[4].starts_with("cargo test --all-features "),
+        "{}",
+        lines[4]
+    );
     assert_eq!(lines[5], "```");
 }
 
@@ -82,7 +90,10 @@ fn readme_embedding_snippet_is_the_example() {
     let begin = example.find("// README:begin\n").unwrap() + "// README:begin\n".len();
     let end = example.find("// README:end").unwrap();
     let snippet = format!("```rust\n{}```", &example[begin..end]);
-    assert!(README.contains(&snippet), "README's embedding snippet differs from examples/embed_axum.rs");
+    assert!(
+        README.contains(&snippet),
+        "README's embedding snippet differs from examples/embed_axum.rs"
+    );
 }
 
 /// The method and path of a curl command line: `GET /campaign/api/…`.
@@ -132,6 +143,73 @@ fn every_route_of_the_router_has_a_tested_readme_example() {
     }
 }
 
+/// Starts the server example in-process with `flags`; stop it by sending
+/// on the channel.
+fn start(
+    runtime: &tokio::runtime::Runtime,
+    flags: &[&str],
+) -> (server::Started, tokio::sync::oneshot::Sender<()>) {
+    let mut argv = vec!["server"];
+    argv.extend_from_slice(flags);
+    let args = server::Args::parse_from(argv);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let started = runtime
+        .block_on(server::start(args, async {
+            let _ = stopped.await;
+        }))
+        .unwrap();
+    (started, stop)
+}
+
+/// Runs `script` with bash (`set -euo pipefail`); its stdout.
+fn run_script(
+    runtime: &tokio::runtime::Runtime,
+    script: &str,
+    base: String,
+    token: String,
+) -> String {
+    let script = format!("set -euo pipefail\n{script}");
+    let output = runtime.block_on(async move {
+        tokio::task::spawn_blocking(move || {
+            Command::new("bash")
+                .arg("-c")
+                .arg(script)
+                .env("BASE", base)
+                .env("TOKEN", token)
+                .output()
+                .unwrap()
+        })
+        .await
+        .unwrap()
+    });
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "the walkthrough failed ({}):\n{stderr}\n--- stdout ---\n{stdout}",
+        output.status
+    );
+    stdout
+}
+
+/// Every `# →` expectation of `script` is in `stdout`, in order.
+fn check_expectations(script: &str, stdout: &str) {
+    let mut at = 0;
+    let expected = expectations(script);
+    assert!(expected.len() >= 25, "only {} expectations", expected.len());
+    for fragments in expected {
+        for f in &fragments {
+            match stdout[at..].find(f.as_str()) {
+                Some(i) => at += i + f.len(),
+                None => panic!(
+                    "expected {f:?} (of {fragments:?}) after:\n{}",
+                    &stdout[at..]
+                ),
+            }
+        }
+    }
+}
+
 #[test]
 fn the_readme_walkthrough_runs_against_the_demo_server() {
     let captured = Captured::default();
@@ -146,13 +224,10 @@ fn the_readme_walkthrough_runs_against_the_demo_server() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
 
     // A newcomer's start: --demo, no key.
-    let args = server::Args::parse_from(["server", "--demo", "--addr", "127.0.0.1:0", "--database-url", &db]);
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let started = runtime
-        .block_on(server::start(args, async {
-            let _ = stopped.await;
-        }))
-        .unwrap();
+    let (started, stop) = start(
+        &runtime,
+        &["--demo", "--addr", "127.0.0.1:0", "--database-url", &db],
+    );
     let banner = started.banner();
     let token = banner
         .lines()
@@ -160,40 +235,14 @@ fn the_readme_walkthrough_runs_against_the_demo_server() {
         .expect("the banner prints an export TOKEN= line")
         .to_owned();
     assert!(banner.contains("ACCORD_JWT_SECRET="), "{banner}");
-    assert!(banner.contains(&format!("listening on http://{}", started.addr)), "{banner}");
+    assert!(
+        banner.contains(&format!("listening on http://{}", started.addr)),
+        "{banner}"
+    );
 
     let script = tested_script();
-    let output = runtime.block_on(async {
-        let script = script.clone();
-        let base = format!("http://{}", started.addr);
-        tokio::task::spawn_blocking(move || {
-            Command::new("bash")
-                .arg("-c")
-                .arg(format!("set -euo pipefail\n{script}"))
-                .env("BASE", base)
-                .env("TOKEN", &token)
-                .output()
-                .unwrap()
-        })
-        .await
-        .unwrap()
-    });
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "the walkthrough failed ({}):\n{stderr}\n--- stdout ---\n{stdout}", output.status);
-
-    // Every `# →` expectation, in order.
-    let mut at = 0;
-    let expected = expectations(&script);
-    assert!(expected.len() >= 25, "only {} expectations", expected.len());
-    for fragments in expected {
-        for f in &fragments {
-            match stdout[at..].find(f.as_str()) {
-                Some(i) => at += i + f.len(),
-                None => panic!("expected {f:?} (of {fragments:?}) after:\n{}", &stdout[at.min(stdout.len())..]),
-            }
-        }
-    }
+    let stdout = run_script(&runtime, &script, format!("http://{}", started.addr), token);
+    check_expectations(&script, &stdout);
 
     // Graceful stop.
     stop.send(()).unwrap();
@@ -201,45 +250,66 @@ fn the_readme_walkthrough_runs_against_the_demo_server() {
 
     // The log at info: routes, no personal data of the walkthrough.
     let log = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
-    assert!(log.contains("route=/bff/api/consent/projects/{projId}/consent-acceptance status=201"), "{log}");
-    for personal in ["u1", "u2", "fp-demo-1", "fp-u2", "192.168.1.20", "10.0.0.8", "Pixel 8", "order-1001"] {
-        assert!(!log.contains(personal), "{personal:?} in the server log:\n{log}");
+    assert!(
+        log.contains("route=/bff/api/consent/projects/{projId}/consent-acceptance status=201"),
+        "{log}"
+    );
+    for personal in [
+        "u1",
+        "u2",
+        "fp-demo-1",
+        "fp-u2",
+        "192.168.1.20",
+        "10.0.0.8",
+        "Pixel 8",
+        "order-1001",
+    ] {
+        assert!(
+            !log.contains(personal),
+            "{personal:?} in the server log:\n{log}"
+        );
     }
 
-    // --demo again on the same database: nothing is duplicated.
-    let args = server::Args::parse_from([
-        "server", "--demo", "--addr", "127.0.0.1:0", "--database-url", &db, "--jwt-secret",
-        "a-fixed-secret-of-at-least-32-bytes!",
-    ]);
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let again = runtime
-        .block_on(server::start(args, async {
-            let _ = stopped.await;
-        }))
-        .unwrap();
+    demo_is_idempotent(&runtime, &db);
+}
+
+/// `--demo` again on the same database: nothing is duplicated.
+fn demo_is_idempotent(runtime: &tokio::runtime::Runtime, db: &str) {
+    const SECRET: &str = "a-fixed-secret-of-at-least-32-bytes!";
+    let (again, stop) = start(
+        runtime,
+        &[
+            "--demo",
+            "--addr",
+            "127.0.0.1:0",
+            "--database-url",
+            db,
+            "--jwt-secret",
+            SECRET,
+        ],
+    );
     assert!(again.generated.is_none());
-    let token = accord::http::Claims::all_scopes("t", &["demo"], std::time::Duration::from_secs(60))
-        .sign_hs256(b"a-fixed-secret-of-at-least-32-bytes!")
-        .unwrap();
-    let (count, content) = runtime.block_on(async {
-        let client = reqwest::Client::new();
-        let res = client
-            .get(format!("http://{}/campaign/api/projects/demo/campaigns?q=demo", again.addr))
-            .bearer_auth(&token)
-            .send()
-            .await
+    let token =
+        accord::http::Claims::all_scopes("t", &["demo"], std::time::Duration::from_secs(60))
+            .sign_hs256(SECRET.as_bytes())
             .unwrap();
-        let count = res.headers()["x-total-count"].to_str().unwrap().to_owned();
-        let res = client
-            .get(format!("http://{}/cms/api/projects/demo/c/svc-consent-v1", again.addr))
-            .bearer_auth(&token)
-            .send()
-            .await
-            .unwrap();
-        let content = res.headers()["x-total-count"].to_str().unwrap().to_owned();
-        (count, content)
-    });
-    assert_eq!((count.as_str(), content.as_str()), ("3", "1"));
+    let total = |path: &str| {
+        let url = format!("http://{}{path}", again.addr);
+        let token = token.clone();
+        runtime.block_on(async move {
+            let res = reqwest::Client::new()
+                .get(url)
+                .bearer_auth(token)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(res.status(), 200);
+            res.headers()["x-total-count"].to_str().unwrap().to_owned()
+        })
+    };
+    assert_eq!(total("/campaign/api/projects/demo/campaigns?q=demo"), "3");
+    assert_eq!(total("/cms/api/projects/demo/c/svc-consent-v1"), "1");
+    assert_eq!(total("/cms/api/projects/demo/c/svc-purpose-v1"), "2");
     stop.send(()).unwrap();
     runtime.block_on(again.done).unwrap().unwrap();
 }

@@ -139,7 +139,9 @@ impl Auth {
     #[must_use]
     pub fn with_issuer(mut self, issuer: &str) -> Self {
         self.validation.set_issuer(&[issuer]);
-        self.validation.required_spec_claims.insert("iss".to_owned());
+        self.validation
+            .required_spec_claims
+            .insert("iss".to_owned());
         self
     }
 
@@ -148,7 +150,9 @@ impl Auth {
     pub fn with_audience(mut self, audience: &str) -> Self {
         self.validation.set_audience(&[audience]);
         self.validation.validate_aud = true;
-        self.validation.required_spec_claims.insert("aud".to_owned());
+        self.validation
+            .required_spec_claims
+            .insert("aud".to_owned());
         self
     }
 
@@ -180,8 +184,8 @@ impl Auth {
             .ok_or_else(|| {
                 ApiError::unauthorized(true, "the Authorization header is not \"Bearer <token>\"")
             })?;
-        let data = jsonwebtoken::decode::<Claims>(token, &self.key, &self.validation)
-            .map_err(|e| {
+        let data =
+            jsonwebtoken::decode::<Claims>(token, &self.key, &self.validation).map_err(|e| {
                 use jsonwebtoken::errors::ErrorKind as K;
                 let why = match e.kind() {
                     K::ExpiredSignature => "the token has expired",
@@ -220,8 +224,8 @@ impl Claims {
     /// Claims for `sub` with every scope of [`scope::ALL`] on `projects`,
     /// valid for `ttl` from now (a development token).
     pub fn all_scopes(sub: &str, projects: &[&str], ttl: std::time::Duration) -> Self {
-        let exp = chrono::Utc::now().timestamp()
-            + i64::try_from(ttl.as_secs()).unwrap_or(i64::MAX / 2);
+        let exp =
+            chrono::Utc::now().timestamp() + i64::try_from(ttl.as_secs()).unwrap_or(i64::MAX / 2);
         Claims {
             sub: sub.to_owned(),
             exp,
@@ -269,9 +273,7 @@ impl Principal {
 
     /// Whether the token may use `project`.
     pub fn may_access(&self, project: &str) -> bool {
-        self.projects
-            .as_ref()
-            .is_none_or(|p| p.contains(project))
+        self.projects.as_ref().is_none_or(|p| p.contains(project))
     }
 
     /// 403 unless the token carries every scope of `needed`.

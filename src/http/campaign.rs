@@ -16,8 +16,8 @@ use super::error::ApiError;
 use super::extract::{path_uuid, JsonBody, PathParams, QueryParams};
 use super::{Api, HttpStore};
 use crate::campaign::{
-    Campaign, CampaignInput, CampaignStatus, QuotaUsage, RedeemRequest, Redemption,
-    SearchOptions, SearchRequest, SearchResponse,
+    Campaign, CampaignInput, CampaignStatus, QuotaUsage, RedeemRequest, Redemption, SearchOptions,
+    SearchRequest, SearchResponse,
 };
 use crate::store::{CampaignQuery, CampaignSort, Page, RedemptionQuery, SortDirection};
 
@@ -27,7 +27,11 @@ pub(crate) const TOTAL_COUNT: HeaderName = HeaderName::from_static("x-total-coun
 /// A page as the wire shows it: a bare JSON array, the total in
 /// `X-Total-Count`.
 pub(crate) fn page_response<T: serde::Serialize>(page: Page<T>) -> Response {
-    ([(TOTAL_COUNT, HeaderValue::from(page.total))], Json(page.items)).into_response()
+    (
+        [(TOTAL_COUNT, HeaderValue::from(page.total))],
+        Json(page.items),
+    )
+        .into_response()
 }
 
 /// A whole list as the wire shows it: a bare JSON array, its length in
@@ -121,9 +125,9 @@ pub(crate) async fn redeem<S: HttpStore>(
     JsonBody(mut request): JsonBody<RedeemRequest>,
 ) -> Result<Response, ApiError> {
     if let Some(value) = headers.get("idempotency-key") {
-        let key = value.to_str().map_err(|_| {
-            ApiError::invalid_parameter("Idempotency-Key", "must be visible ASCII")
-        })?;
+        let key = value
+            .to_str()
+            .map_err(|_| ApiError::invalid_parameter("Idempotency-Key", "must be visible ASCII"))?;
         request.idempotency_key = Some(key.to_owned());
     }
     let result = api.campaigns.redeem(path.project(), &request).await?;
@@ -154,9 +158,7 @@ pub(crate) async fn cancel_redemption<S: HttpStore>(
 ) -> Result<Json<Redemption>, ApiError> {
     let id = path_uuid(path.get("id"), "redemption_not_found", "redemption")?;
     Ok(Json(
-        api.campaigns
-            .cancel_redemption(path.project(), id)
-            .await?,
+        api.campaigns.cancel_redemption(path.project(), id).await?,
     ))
 }
 
@@ -208,7 +210,12 @@ fn parse_sort(value: &str) -> Result<(CampaignSort, SortDirection), ApiError> {
     let dir = match dir.trim().to_ascii_lowercase().as_str() {
         "asc" => SortDirection::Asc,
         "desc" => SortDirection::Desc,
-        _ => return Err(ApiError::invalid_parameter("sort", "direction must be asc or desc")),
+        _ => {
+            return Err(ApiError::invalid_parameter(
+                "sort",
+                "direction must be asc or desc",
+            ))
+        }
     };
     Ok((field, dir))
 }

@@ -55,7 +55,10 @@ pub(crate) async fn to_accept<S: HttpStore>(
     query: QueryParams,
 ) -> Result<Response, ApiError> {
     let (app, subject) = subject_query(&query)?;
-    let list = api.consent.to_accept(path.project(), &app, &subject).await?;
+    let list = api
+        .consent
+        .to_accept(path.project(), &app, &subject)
+        .await?;
     Ok(list_response(list))
 }
 

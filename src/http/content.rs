@@ -109,7 +109,12 @@ pub(crate) async fn create<S: HttpStore>(
     let (project, content_type) = (path.project(), path.get("type"));
     let record = api
         .consent
-        .create_content(project, content_type, Value::Object(body.data), &principal.sub)
+        .create_content(
+            project,
+            content_type,
+            Value::Object(body.data),
+            &principal.sub,
+        )
         .await?;
     let location = format!(
         "/cms/api/projects/{}/c/{}/{}",

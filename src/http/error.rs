@@ -60,9 +60,13 @@ pub fn status_of(kind: ErrorKind) -> StatusCode {
     }
 }
 
-/// An error response of the HTTP adapter.
+/// An error response of the HTTP adapter (boxed: it travels in every
+/// `Result` of the handlers).
 #[derive(Debug)]
-pub struct ApiError {
+pub struct ApiError(Box<Inner>);
+
+#[derive(Debug)]
+struct Inner {
     status: StatusCode,
     code: &'static str,
     detail: String,
@@ -74,24 +78,36 @@ pub struct ApiError {
 
 impl ApiError {
     fn new(status: StatusCode, code: &'static str, detail: impl Into<String>) -> Self {
-        ApiError {
+        ApiError(Box::new(Inner {
             status,
             code,
             detail: detail.into(),
             errors: Vec::new(),
             www_authenticate: None,
             cause: None,
-        }
+        }))
+    }
+
+    #[must_use]
+    fn with_errors(mut self, errors: Vec<FieldError>) -> Self {
+        self.0.errors = errors;
+        self
+    }
+
+    #[must_use]
+    fn with_challenge(mut self, challenge: String) -> Self {
+        self.0.www_authenticate = Some(challenge);
+        self
     }
 
     /// The HTTP status.
     pub fn status(&self) -> StatusCode {
-        self.status
+        self.0.status
     }
 
     /// The stable code.
     pub fn code(&self) -> &'static str {
-        self.code
+        self.0.code
     }
 
     /// No usable credentials: 401 with `WWW-Authenticate: Bearer`, and
@@ -105,10 +121,7 @@ impl ApiError {
         } else {
             ("unauthorized", r#"Bearer realm="accord""#.to_owned())
         };
-        ApiError {
-            www_authenticate: Some(challenge),
-            ..ApiError::new(StatusCode::UNAUTHORIZED, code, detail)
-        }
+        ApiError::new(StatusCode::UNAUTHORIZED, code, detail).with_challenge(challenge)
     }
 
     /// The token is valid but not for this project.
@@ -123,16 +136,14 @@ impl ApiError {
     /// The token lacks a scope the route needs (RFC 6750 §3.1).
     pub(crate) fn insufficient_scope(missing: &[&str]) -> Self {
         let needed = missing.join(" ");
-        ApiError {
-            www_authenticate: Some(format!(
-                r#"Bearer realm="accord", error="insufficient_scope", scope="{needed}""#
-            )),
-            ..ApiError::new(
-                StatusCode::FORBIDDEN,
-                "insufficient_scope",
-                format!("the token lacks the scope(s): {needed}"),
-            )
-        }
+        ApiError::new(
+            StatusCode::FORBIDDEN,
+            "insufficient_scope",
+            format!("the token lacks the scope(s): {needed}"),
+        )
+        .with_challenge(format!(
+            r#"Bearer realm="accord", error="insufficient_scope", scope="{needed}""#
+        ))
     }
 
     /// A request body that is not JSON (or has no `Content-Type`).
@@ -183,23 +194,19 @@ impl ApiError {
         } else {
             format!("the request body has the wrong shape at {field}: {message}")
         };
-        ApiError {
-            errors: vec![FieldError::new(field, "invalid_type", message)],
-            ..ApiError::new(StatusCode::BAD_REQUEST, "invalid_json", detail)
-        }
+        ApiError::new(StatusCode::BAD_REQUEST, "invalid_json", detail)
+            .with_errors(vec![FieldError::new(field, "invalid_type", message)])
     }
 
     /// A malformed query or path parameter.
     pub(crate) fn invalid_parameter(name: &str, message: impl Into<String>) -> Self {
         let message = message.into();
-        ApiError {
-            errors: vec![FieldError::new(name, "invalid_parameter", message.clone())],
-            ..ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "invalid_parameter",
-                format!("parameter {name}: {message}"),
-            )
-        }
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_parameter",
+            format!("parameter {name}: {message}"),
+        )
+        .with_errors(vec![FieldError::new(name, "invalid_parameter", message)])
     }
 
     /// No route has this path.
@@ -231,17 +238,14 @@ impl ApiError {
 
     /// The problem object of this error.
     pub fn problem(&self) -> Problem {
+        let e = &self.0;
         Problem {
-            problem_type: format!("urn:accord:problem:{}", self.code),
-            title: self
-                .status
-                .canonical_reason()
-                .unwrap_or("Error")
-                .to_owned(),
-            status: self.status.as_u16(),
-            detail: self.detail.clone(),
-            code: self.code.to_owned(),
-            errors: self.errors.clone(),
+            problem_type: format!("urn:accord:problem:{}", e.code),
+            title: e.status.canonical_reason().unwrap_or("Error").to_owned(),
+            status: e.status.as_u16(),
+            detail: e.detail.clone(),
+            code: e.code.to_owned(),
+            errors: e.errors.clone(),
         }
     }
 }
@@ -259,7 +263,7 @@ impl From<Error> for ApiError {
         } else {
             err.message().to_owned()
         };
-        ApiError {
+        ApiError(Box::new(Inner {
             status,
             code: if status == StatusCode::INTERNAL_SERVER_ERROR {
                 "internal"
@@ -270,33 +274,38 @@ impl From<Error> for ApiError {
             errors: err.fields().to_vec(),
             www_authenticate: None,
             cause: Some(err),
-        }
+        }))
     }
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        if self.status.is_server_error() {
+        let status = self.0.status;
+        if status.is_server_error() {
             // Operators need the cause; clients never see it.
-            match &self.cause {
-                Some(cause) if self.status == StatusCode::SERVICE_UNAVAILABLE => {
+            match &self.0.cause {
+                Some(cause) if status == StatusCode::SERVICE_UNAVAILABLE => {
                     tracing::warn!(code = cause.code(), error = %cause, "store unavailable");
                 }
-                Some(cause) => tracing::error!(code = cause.code(), error = %cause, "internal error"),
+                Some(cause) => {
+                    tracing::error!(code = cause.code(), error = %cause, "internal error");
+                }
                 None => {}
             }
         }
         let body = serde_json::to_vec(&self.problem()).unwrap_or_default();
-        let mut res = (self.status, body).into_response();
+        let mut res = (status, body).into_response();
         let headers = res.headers_mut();
         headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
         if let Some(challenge) = self
+            .0
             .www_authenticate
-            .and_then(|c| HeaderValue::from_str(&c).ok())
+            .as_deref()
+            .and_then(|c| HeaderValue::from_str(c).ok())
         {
             headers.insert(header::WWW_AUTHENTICATE, challenge);
         }
-        if self.status == StatusCode::SERVICE_UNAVAILABLE {
+        if status == StatusCode::SERVICE_UNAVAILABLE {
             headers.insert(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_SECS));
         }
         res
@@ -315,6 +324,7 @@ pub(crate) async fn method_not_allowed() -> ApiError {
 
 /// The response to a handler that panicked (tower-http's catch-panic layer).
 /// The panic message is logged (it is a bug to fix), never sent.
+#[allow(clippy::needless_pass_by_value)] // the signature catch-panic asks for
 pub(crate) fn panic_response(payload: Box<dyn Any + Send + 'static>) -> Response {
     let message = payload
         .downcast_ref::<&str>()

@@ -156,7 +156,11 @@ impl QueryParams {
     }
 
     /// Rejects any parameter not in `known` (and not accepted by `also`).
-    pub(crate) fn allow(&self, known: &[&str], also: impl Fn(&str) -> bool) -> Result<(), ApiError> {
+    pub(crate) fn allow(
+        &self,
+        known: &[&str],
+        also: impl Fn(&str) -> bool,
+    ) -> Result<(), ApiError> {
         match self
             .0
             .iter()
@@ -164,7 +168,10 @@ impl QueryParams {
         {
             Some((k, _)) => Err(ApiError::invalid_parameter(
                 k,
-                format!("unknown parameter; this route accepts: {}", known.join(", ")),
+                format!(
+                    "unknown parameter; this route accepts: {}",
+                    known.join(", ")
+                ),
             )),
             None => Ok(()),
         }
@@ -264,9 +271,14 @@ impl PathParams {
 
 /// Parses a resource id of the path; anything that is not a UUID names no
 /// resource: 404 with the resource's code.
-pub(crate) fn path_uuid(raw: &str, not_found_code: &'static str, what: &str) -> Result<Uuid, ApiError> {
-    Uuid::parse_str(raw)
-        .map_err(|_| Error::not_found(not_found_code, format!("no {what} {raw:?} in this project")).into())
+pub(crate) fn path_uuid(
+    raw: &str,
+    not_found_code: &'static str,
+    what: &str,
+) -> Result<Uuid, ApiError> {
+    Uuid::parse_str(raw).map_err(|_| {
+        Error::not_found(not_found_code, format!("no {what} {raw:?} in this project")).into()
+    })
 }
 
 #[cfg(test)]
@@ -315,7 +327,7 @@ mod tests {
         assert_eq!(e.problem().code, "malformed_json");
         let e = parse_json::<Body>(br#"{"items": []} x"#).unwrap_err();
         assert_eq!(e.problem().code, "malformed_json");
-        let e = parse_json::<Body>(b"[1]").unwrap_err();
+        let e = parse_json::<Body>(b"\"text\"").unwrap_err();
         assert_eq!(e.problem().errors[0].field, "");
     }
 

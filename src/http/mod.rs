@@ -51,9 +51,9 @@ use axum::Router;
 use tower_http::catch_panic::CatchPanicLayer;
 
 pub use auth::{scope, Auth, Claims, Principal};
+pub use content::ContentBody;
 pub use error::{status_of, ApiError, Problem, PROBLEM_JSON};
 pub use extract::MAX_BODY_BYTES;
-pub use content::ContentBody;
 pub use ops::Health;
 
 use crate::campaign::CampaignService;
@@ -89,7 +89,9 @@ impl<S> Clone for Api<S> {
 
 impl<S> std::fmt::Debug for Api<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Api").field("auth", &self.auth).finish_non_exhaustive()
+        f.debug_struct("Api")
+            .field("auth", &self.auth)
+            .finish_non_exhaustive()
     }
 }
 
@@ -166,8 +168,7 @@ macro_rules! routes {
 }
 
 use scope::{
-    CAMPAIGN_ADMIN, CAMPAIGN_READ, CAMPAIGN_WRITE, CMS_READ, CMS_WRITE, CONSENT_READ,
-    CONSENT_WRITE,
+    CAMPAIGN_ADMIN, CAMPAIGN_READ, CAMPAIGN_WRITE, CMS_READ, CMS_WRITE, CONSENT_READ, CONSENT_WRITE,
 };
 
 const CONSENT_R: Access = Access::Bearer(&[CONSENT_READ]);

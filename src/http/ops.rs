@@ -44,7 +44,9 @@ pub(crate) async fn healthz() -> Json<Health> {
         (status = 503, description = "The store is unreachable; retry after Retry-After seconds", body = super::error::Problem, content_type = "application/problem+json"),
     ),
 )]
-pub(crate) async fn readyz<S: HttpStore>(State(api): State<Api<S>>) -> Result<Json<Health>, ApiError> {
+pub(crate) async fn readyz<S: HttpStore>(
+    State(api): State<Api<S>>,
+) -> Result<Json<Health>, ApiError> {
     api.store.ping().await?;
     Ok(Json(Health {
         status: "ready".to_owned(),
@@ -66,7 +68,10 @@ pub(crate) async fn openapi_json() -> Response {
             .unwrap_or_else(|_| "{}".to_owned())
     });
     (
-        [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
         doc.clone(),
     )
         .into_response()

@@ -61,7 +61,9 @@ pub async fn start_with(auth: Auth) -> Server {
 
 /// An HS256 token signed with [`SECRET`], valid for an hour.
 pub fn token(scopes: &[&str], projects: &[&str]) -> String {
-    claims(scopes, projects).sign_hs256(SECRET.as_bytes()).unwrap()
+    claims(scopes, projects)
+        .sign_hs256(SECRET.as_bytes())
+        .unwrap()
 }
 
 pub fn claims(scopes: &[&str], projects: &[&str]) -> Claims {
@@ -117,8 +119,12 @@ pub async fn parts(res: Response) -> (u16, Value) {
     let body = if bytes.is_empty() {
         Value::Null
     } else {
-        serde_json::from_slice(&bytes)
-            .unwrap_or_else(|e| panic!("{status}: not JSON ({e}): {:?}", String::from_utf8_lossy(&bytes)))
+        serde_json::from_slice(&bytes).unwrap_or_else(|e| {
+            panic!(
+                "{status}: not JSON ({e}): {:?}",
+                String::from_utf8_lossy(&bytes)
+            )
+        })
     };
     (status, body)
 }
