@@ -106,7 +106,11 @@
 //! | `memory` (default) | [`store::memory::MemoryStore`], the reference store |
 //! | `sqlite` | a store on a SQLite file (the server's embedded default) |
 //! | `postgres` | a store on PostgreSQL, for many server instances sharing one database |
-//! | `http` | an axum router exposing the wire API, with JWT auth and OpenAPI |
+//! | `http` (default) | `accord::http`: an axum router exposing the wire API, with JWT auth and OpenAPI |
+//!
+//! The defaults include what `cargo run --example server` needs, so that it
+//! runs with no flags. A program that wants the core alone depends on
+//! `accord = { default-features = false, features = ["memory"] }`.
 #![forbid(unsafe_code)]
 // No unwrap on caller data: the library uses `expect` naming the invariant.
 // (Scoped to the library; tests, examples and benches may unwrap.)
