@@ -57,8 +57,9 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     // Redeem it; the second time the per-user quota says no.
-    let mut redeem: RedeemRequest = serde_json::from_value(cart)?;
-    redeem.campaign_code = "OFF100".to_owned();
+    let mut body = cart;
+    body["campaignCode"] = json!("OFF100");
+    let redeem: RedeemRequest = serde_json::from_value(body)?;
     let redemption = block_on(campaigns.redeem(PROJECT, &redeem))?.redemption;
     println!(
         "redeemed: {} transaction(s), status {}",
