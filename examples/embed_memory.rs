@@ -19,6 +19,7 @@ use serde_json::json;
 
 const PROJECT: &str = "shop";
 
+/// The whole story; an error if a step does not hold.
 pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let store = Arc::new(MemoryStore::new());
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
