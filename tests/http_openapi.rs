@@ -52,6 +52,19 @@ async fn the_document_is_openapi_3_1_and_lists_exactly_the_served_routes() {
         .map(|r| (r.method.to_owned(), r.path.to_owned()))
         .collect();
     assert_eq!(documented, served);
+    let ids: BTreeSet<&str> = operations(&doc)
+        .iter()
+        .map(|(m, p, op)| {
+            op["operationId"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{m} {p} has no operationId"))
+        })
+        .collect();
+    assert_eq!(
+        ids.len(),
+        served.len(),
+        "operation ids are not unique: {ids:?}"
+    );
     assert_eq!(served.len(), ROUTES.len(), "a route is declared twice");
 }
 

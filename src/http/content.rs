@@ -40,7 +40,7 @@ pub struct ContentBody {
     tag = "content store",
     params(
         ("projId" = String, Path, description = "Project id"),
-        ("type" = String, Path, description = "svc-privacy-notice-v1, svc-consent-v1, svc-consent-acceptance-v1 or svc-purpose-v1"),
+        ("type" = ContentTypeName, Path, description = "The content type"),
         ("page" = Option<u32>, Query, description = "Zero-based page (default 0)"),
         ("size" = Option<u32>, Query, description = "Page size, 1 to 1000 (default 20)"),
         ("sort" = Option<Vec<String>>, Query, explode = true, description = "data.<attribute>[,asc|desc], repeatable"),
@@ -49,7 +49,7 @@ pub struct ContentBody {
         headers(("X-Total-Count" = u64, description = "Number of matching records over all pages")))),
     security(("bearer" = ["cms.r"]))
 )]
-pub(crate) async fn list<S: HttpStore>(
+pub(crate) async fn list_content<S: HttpStore>(
     State(api): State<Api<S>>,
     path: PathParams,
     query: QueryParams,
@@ -69,13 +69,13 @@ pub(crate) async fn list<S: HttpStore>(
     tag = "content store",
     params(
         ("projId" = String, Path, description = "Project id"),
-        ("type" = String, Path, description = "Content type"),
+        ("type" = ContentTypeName, Path, description = "The content type"),
         ("id" = String, Path, description = "Content id"),
     ),
     responses((status = 200, description = "The envelope", body = Envelope)),
     security(("bearer" = ["cms.r"]))
 )]
-pub(crate) async fn get<S: HttpStore>(
+pub(crate) async fn get_content<S: HttpStore>(
     State(api): State<Api<S>>,
     path: PathParams,
 ) -> Result<Json<Envelope>, ApiError> {
@@ -93,14 +93,14 @@ pub(crate) async fn get<S: HttpStore>(
     tag = "content store",
     params(
         ("projId" = String, Path, description = "Project id"),
-        ("type" = String, Path, description = "Content type"),
+        ("type" = ContentTypeName, Path, description = "The content type"),
     ),
     request_body(content = ContentBody, content_type = "application/json"),
     responses((status = 201, description = "Created", body = Envelope,
         headers(("Location" = String, description = "Address of the new record")))),
     security(("bearer" = ["cms.w"]))
 )]
-pub(crate) async fn create<S: HttpStore>(
+pub(crate) async fn create_content<S: HttpStore>(
     State(api): State<Api<S>>,
     path: PathParams,
     principal: Principal,
@@ -139,7 +139,7 @@ pub(crate) async fn create<S: HttpStore>(
     tag = "content store",
     params(
         ("projId" = String, Path, description = "Project id"),
-        ("type" = String, Path, description = "Content type"),
+        ("type" = ContentTypeName, Path, description = "The content type"),
         ("id" = String, Path, description = "Content id"),
     ),
     request_body(content = ContentBody, content_type = "application/json"),
@@ -150,7 +150,7 @@ pub(crate) async fn create<S: HttpStore>(
     ),
     security(("bearer" = ["cms.w"]))
 )]
-pub(crate) async fn replace<S: HttpStore>(
+pub(crate) async fn replace_content<S: HttpStore>(
     State(api): State<Api<S>>,
     path: PathParams,
     principal: Principal,
@@ -174,6 +174,24 @@ pub(crate) async fn replace<S: HttpStore>(
             Json(record.envelope()).into_response()
         },
     )
+}
+
+/// The `{type}` of a content-store path, for the OpenAPI document.
+#[derive(Serialize, utoipa::ToSchema)]
+#[allow(dead_code)]
+pub(crate) enum ContentTypeName {
+    /// Privacy notices.
+    #[serde(rename = "svc-privacy-notice-v1")]
+    PrivacyNotice,
+    /// Consents.
+    #[serde(rename = "svc-consent-v1")]
+    Consent,
+    /// Consent acceptances.
+    #[serde(rename = "svc-consent-acceptance-v1")]
+    ConsentAcceptance,
+    /// The purpose catalogue (`code`, `nameEn`, `nameTh`).
+    #[serde(rename = "svc-purpose-v1")]
+    Purpose,
 }
 
 /// The response of a replace, for the OpenAPI document.

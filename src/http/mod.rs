@@ -191,10 +191,10 @@ routes! {
     POST "/bff/api/consent/projects/{projId}/purpose-acceptance" CONSENT_W => consent::accept_purpose::<S>;
     POST "/bff/api/consent/projects/{projId}/purpose-withdrawal" CONSENT_W => consent::withdraw_purpose::<S>;
 
-    GET "/cms/api/projects/{projId}/c/{type}" CMS_R => content::list::<S>;
-    POST "/cms/api/projects/{projId}/c/{type}" CMS_W => content::create::<S>;
-    GET "/cms/api/projects/{projId}/c/{type}/{id}" CMS_R => content::get::<S>;
-    PUT "/cms/api/projects/{projId}/c/{type}/{id}" CMS_W => content::replace::<S>;
+    GET "/cms/api/projects/{projId}/c/{type}" CMS_R => content::list_content::<S>;
+    POST "/cms/api/projects/{projId}/c/{type}" CMS_W => content::create_content::<S>;
+    GET "/cms/api/projects/{projId}/c/{type}/{id}" CMS_R => content::get_content::<S>;
+    PUT "/cms/api/projects/{projId}/c/{type}/{id}" CMS_W => content::replace_content::<S>;
 
     POST "/campaign/api/projects/{projId}/search" CAMPAIGN_R => campaign::search::<S>;
     POST "/campaign/api/projects/{projId}/redeem/campaign-code" CAMPAIGN_W => campaign::redeem::<S>;
