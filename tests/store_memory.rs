@@ -1,0 +1,13 @@
+//! The store behaviour suite on the memory store (the reference model).
+
+use std::sync::Arc;
+
+use accord::store::memory::MemoryStore;
+
+mod suite;
+
+async fn fixture() -> Option<(Arc<MemoryStore>, suite::Guard)> {
+    Some((Arc::new(MemoryStore::new()), Box::new(())))
+}
+
+suite::campaign_store::campaign_store_tests!(fixture);
