@@ -10,7 +10,9 @@
 //! a schema of its own (`accord_suite_<unix time>_<pid>`, migrated on first
 //! use; schemas of runs older than six hours are dropped). Several
 //! checkouts with different migrations can then share one test database.
-#![cfg(feature = "postgres")]
+#![cfg(all(feature = "postgres", feature = "memory"))] // the memory store is the reference model
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used)]
 
 use std::str::FromStr;
 use std::sync::Arc;
@@ -58,7 +60,10 @@ static SCHEMA: OnceCell<String> = OnceCell::const_new();
 async fn schema(url: &str) -> String {
     SCHEMA
         .get_or_init(|| async {
-            let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs();
+            let now = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap()
+                .as_secs();
             let name = format!("accord_suite_{now}_{}", std::process::id());
             let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
             let existing: Vec<String> = sqlx::query_scalar(

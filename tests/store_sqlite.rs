@@ -1,6 +1,8 @@
 //! The store behaviour suite on SQLite: a temporary database file per test.
 //! Also: two OS processes sharing one file, and durability across a reopen.
-#![cfg(feature = "sqlite")]
+#![cfg(all(feature = "sqlite", feature = "memory"))] // the memory store is the reference model
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used)]
 
 use std::sync::Arc;
 

@@ -21,8 +21,10 @@
 //! `workers` spawns this test binary again as separate OS processes, for
 //! the guarantees that must hold across processes.
 
-// Each runner uses a different part of the helpers.
-#![allow(dead_code, unused_imports, unused_macros)]
+// Each runner uses a different part of the helpers. The helpers are test
+// code (clippy's allow-unwrap-in-tests only reaches `#[test]` functions):
+// a failed unwrap is a failed test, with the error in the message.
+#![allow(dead_code, unused_imports, unused_macros, clippy::unwrap_used)]
 
 pub mod campaign_store;
 pub mod workers;

@@ -112,7 +112,10 @@ pub async fn run_worker<S: Store>(store: Arc<S>, job: &Job) {
         finished: now_micros(),
     };
     // On a line of its own: libtest has already printed "test … ... ".
-    println!("\n{RESULT_MARK} {}", serde_json::to_string(&report).unwrap());
+    println!(
+        "\n{RESULT_MARK} {}",
+        serde_json::to_string(&report).unwrap()
+    );
 }
 
 /// The parent side: runs each job in a child process executing the worker

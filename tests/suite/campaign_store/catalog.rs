@@ -37,7 +37,13 @@ pub async fn insert_get_and_by_code<S: Store>(store: Arc<S>) {
     // Lookups are exact and per project.
     assert_eq!(store.campaign_by_code(&p, "spring-1").await.unwrap(), None);
     assert_eq!(store.campaign(&project(), c.id).await.unwrap(), None);
-    assert_eq!(store.campaign_by_code(&project(), "SPRING-1").await.unwrap(), None);
+    assert_eq!(
+        store
+            .campaign_by_code(&project(), "SPRING-1")
+            .await
+            .unwrap(),
+        None
+    );
     assert_eq!(store.campaign(&p, Uuid::new_v4()).await.unwrap(), None);
 
     // A campaign with the optional fields empty round-trips too.
@@ -51,7 +57,10 @@ pub async fn insert_get_and_by_code<S: Store>(store: Arc<S>) {
     bare.status = CampaignStatus::Disable;
     bare.priority = -3;
     store.insert_campaign(&bare).await.unwrap();
-    assert_eq!(store.campaign(&p, bare.id).await.unwrap(), Some(bare.clone()));
+    assert_eq!(
+        store.campaign(&p, bare.id).await.unwrap(),
+        Some(bare.clone())
+    );
 
     assert_eq!(store.count_campaigns(&p).await.unwrap(), 2);
     assert_eq!(store.count_campaigns(&project()).await.unwrap(), 0);
@@ -80,13 +89,16 @@ pub async fn duplicate_ref_code_is_a_conflict<S: Store>(store: Arc<S>) {
         "duplicate_id",
     );
     // Another project may use the code.
-    store.insert_campaign(&campaign(&project(), "DUP")).await.unwrap();
+    store
+        .insert_campaign(&campaign(&project(), "DUP"))
+        .await
+        .unwrap();
 
     // Renaming another campaign to a taken code.
     let b = campaign(&p, "B");
     store.insert_campaign(&b).await.unwrap();
     let mut renamed = b.clone();
-    renamed.ref_code = "DUP".to_owned();
+    renamed.ref_code = "DUP".into();
     renamed.version = 2;
     assert_err(
         store.update_campaign(&renamed, 1).await,
@@ -95,7 +107,7 @@ pub async fn duplicate_ref_code_is_a_conflict<S: Store>(store: Arc<S>) {
     );
     // Keeping one's own code is not a conflict.
     let mut kept = a.clone();
-    kept.name = "still DUP".to_owned();
+    kept.name = "still DUP".into();
     kept.version = 2;
     store.update_campaign(&kept, 1).await.unwrap();
 
@@ -112,13 +124,13 @@ pub async fn update_checks_version<S: Store>(store: Arc<S>) {
 
     let mut v2 = c.clone();
     v2.version = 2;
-    v2.name = "Renamed".to_owned();
-    v2.ref_code = "UPD-2".to_owned();
+    v2.name = "Renamed".into();
+    v2.ref_code = "UPD-2".into();
     v2.status = CampaignStatus::Disable;
     v2.group_name = None;
     v2.rules.clear();
     v2.quotas.truncate(1);
-    v2.last_modified_by = "editor".to_owned();
+    v2.last_modified_by = "editor".into();
     v2.last_modified_date = t(3_600, 42);
     store.update_campaign(&v2, 1).await.unwrap();
     assert_eq!(store.campaign(&p, c.id).await.unwrap(), Some(v2.clone()));
@@ -189,17 +201,55 @@ pub async fn catalog_version_changes_on_every_write<S: Store>(store: Arc<S>) {
     assert_eq!(store.catalog_version(&other).await.unwrap(), 0);
 }
 
+/// refCode, name, priority, date offset, groupName, status.
+type Row<'a> = (&'a str, &'a str, i32, i64, Option<&'a str>, CampaignStatus);
+
 /// Campaigns whose sort keys tie in places, so that every tie-break shows.
 async fn sortable(store: &impl CampaignStore, reference: &MemoryStore) -> String {
     let p = project();
-    let rows: [(&str, &str, i32, i64, Option<&str>, CampaignStatus); 7] = [
-        ("B", "Beta sale", 2, 10, Some("Spring"), CampaignStatus::Enable),
+    let rows: [Row; 7] = [
+        (
+            "B",
+            "Beta sale",
+            2,
+            10,
+            Some("Spring"),
+            CampaignStatus::Enable,
+        ),
         ("A", "alpha", 1, 10, None, CampaignStatus::Disable),
-        ("C", "Beta sale", 2, 5, Some("summer"), CampaignStatus::Enable),
-        ("a_1", "Zeta", 1, 5, Some("SPRING-extra"), CampaignStatus::Enable),
-        ("D%", "Ünïcode Ärger", 3, 7, Some("winter"), CampaignStatus::Disable),
+        (
+            "C",
+            "Beta sale",
+            2,
+            5,
+            Some("summer"),
+            CampaignStatus::Enable,
+        ),
+        (
+            "a_1",
+            "Zeta",
+            1,
+            5,
+            Some("SPRING-extra"),
+            CampaignStatus::Enable,
+        ),
+        (
+            "D%",
+            "Ünïcode Ärger",
+            3,
+            7,
+            Some("winter"),
+            CampaignStatus::Disable,
+        ),
         ("E", "beta", 10, 7, None, CampaignStatus::Enable),
-        ("F", "Beta sale", 2, 10, Some("spring"), CampaignStatus::Enable),
+        (
+            "F",
+            "Beta sale",
+            2,
+            10,
+            Some("spring"),
+            CampaignStatus::Enable,
+        ),
     ];
     for (i, (code, name, priority, offset, group, status)) in rows.into_iter().enumerate() {
         let mut c = campaign(&p, code);
@@ -240,7 +290,10 @@ pub async fn list_filters<S: Store>(store: Arc<S>) {
         // LIKE wildcards are literal characters.
         (list(Some("%"), None), vec!["D%"]),
         (list(Some("_"), None), vec!["a_1"]),
-        (list(Some(""), None), vec!["A", "B", "C", "D%", "E", "F", "a_1"]),
+        (
+            list(Some(""), None),
+            vec!["A", "B", "C", "D%", "E", "F", "a_1"],
+        ),
         (list(Some("nothing like it"), None), vec![]),
         (list(None, Some(CampaignStatus::Disable)), vec!["A", "D%"]),
         (
@@ -276,11 +329,26 @@ pub async fn list_sorts_by_every_key<S: Store>(store: Arc<S>) {
     // A few orders written out, to pin the reference model itself.
     let pinned: Vec<(CampaignQuery, Vec<&str>)> = vec![
         // Bytewise: uppercase before lowercase, "Ü" after "Z".
-        (sorted(vec![(Name, Asc)]), vec!["B", "C", "F", "a_1", "A", "E", "D%"]),
-        (sorted(vec![(Name, Desc)]), vec!["D%", "E", "A", "a_1", "B", "C", "F"]),
-        (sorted(vec![(Priority, Asc)]), vec!["A", "a_1", "B", "C", "F", "D%", "E"]),
-        (sorted(vec![(Priority, Desc), (StartDate, Desc)]), vec!["E", "D%", "B", "F", "C", "A", "a_1"]),
-        (sorted(vec![(RefCode, Desc)]), vec!["a_1", "F", "E", "D%", "C", "B", "A"]),
+        (
+            sorted(vec![(Name, Asc)]),
+            vec!["B", "C", "F", "a_1", "A", "E", "D%"],
+        ),
+        (
+            sorted(vec![(Name, Desc)]),
+            vec!["D%", "E", "A", "a_1", "B", "C", "F"],
+        ),
+        (
+            sorted(vec![(Priority, Asc)]),
+            vec!["A", "a_1", "B", "C", "F", "D%", "E"],
+        ),
+        (
+            sorted(vec![(Priority, Desc), (StartDate, Desc)]),
+            vec!["E", "D%", "B", "F", "C", "A", "a_1"],
+        ),
+        (
+            sorted(vec![(RefCode, Desc)]),
+            vec!["a_1", "F", "E", "D%", "C", "B", "A"],
+        ),
     ];
     for (query, expected) in pinned {
         let page = store.list_campaigns(&p, &query).await.unwrap();
@@ -288,7 +356,15 @@ pub async fn list_sorts_by_every_key<S: Store>(store: Arc<S>) {
     }
     // Every key in both directions, alone and before another key, against
     // the reference model.
-    let keys = [Name, RefCode, Priority, StartDate, EndDate, CreatedDate, LastModifiedDate];
+    let keys = [
+        Name,
+        RefCode,
+        Priority,
+        StartDate,
+        EndDate,
+        CreatedDate,
+        LastModifiedDate,
+    ];
     for key in keys {
         for dir in [Asc, Desc] {
             for query in [
@@ -298,7 +374,12 @@ pub async fn list_sorts_by_every_key<S: Store>(store: Arc<S>) {
             ] {
                 let page = store.list_campaigns(&p, &query).await.unwrap();
                 let expected = reference.list_campaigns(&p, &query).await.unwrap();
-                assert_eq!(codes(&page.items), codes(&expected.items), "{:?}", query.sort);
+                assert_eq!(
+                    codes(&page.items),
+                    codes(&expected.items),
+                    "{:?}",
+                    query.sort
+                );
                 assert_eq!(page, expected, "{:?}", query.sort);
             }
         }
@@ -321,14 +402,20 @@ pub async fn list_pages<S: Store>(store: Arc<S>) {
         let got = store.list_campaigns(&p, &page(n, 3)).await.unwrap();
         assert_eq!(got.items.len(), expected_len, "page {n}");
         assert_eq!((got.page, got.size, got.total), (n, 3, 7));
-        assert_eq!(got, reference.list_campaigns(&p, &page(n, 3)).await.unwrap());
+        assert_eq!(
+            got,
+            reference.list_campaigns(&p, &page(n, 3)).await.unwrap()
+        );
         joined.extend(got.items);
     }
     assert_eq!(joined, all.items);
     let one = store.list_campaigns(&p, &page(6, 1)).await.unwrap();
     assert_eq!(one.items, all.items[6..]);
     // The largest page number does not overflow.
-    let far = store.list_campaigns(&p, &page(u32::MAX, 1000)).await.unwrap();
+    let far = store
+        .list_campaigns(&p, &page(u32::MAX, 1000))
+        .await
+        .unwrap();
     assert!(far.items.is_empty());
     assert_eq!(far.total, 7);
 }

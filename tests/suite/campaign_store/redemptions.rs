@@ -20,19 +20,30 @@ pub async fn recorded(store: &impl RedemptionStore, plan: &RedemptionPlan) {
     }
 }
 
-async fn usage(store: &impl RedemptionStore, project: &str, keys: &[&str]) -> HashMap<String, Decimal> {
+async fn usage(
+    store: &impl RedemptionStore,
+    project: &str,
+    keys: &[&str],
+) -> HashMap<String, Decimal> {
     let keys: Vec<String> = keys.iter().map(|k| (*k).to_owned()).collect();
     store.quota_usage(project, &keys).await.unwrap()
 }
 
 fn map(entries: &[(&str, &str)]) -> HashMap<String, Decimal> {
-    entries.iter().map(|(k, v)| ((*k).to_owned(), d(v))).collect()
+    entries
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), d(v)))
+        .collect()
 }
 
 pub async fn redeem_records_with_charges<S: Store>(store: Arc<S>) {
     let p = project();
     let c = campaign(&p, "R");
-    let first = plan(&c, &[("R-user-1", "2.5", "2.50"), ("R", "1", "100")], t(10, 7));
+    let first = plan(
+        &c,
+        &[("R-user-1", "2.5", "2.50"), ("R", "1", "100")],
+        t(10, 7),
+    );
     recorded(&*store, &first).await;
     let r = &first.redemption;
     assert_eq!(store.redemption(&p, r.id).await.unwrap(), Some(r.clone()));
@@ -60,18 +71,35 @@ pub async fn quota_exceeded_writes_nothing<S: Store>(store: Arc<S>) {
     let third = plan(&c, &[("Q", "1", "2")], t(5, 0));
     assert_eq!(
         store.redeem(&third).await.unwrap(),
-        RedeemOutcome::QuotaExceeded { key: "Q".into(), used: d("2"), limit: d("2") }
+        RedeemOutcome::QuotaExceeded {
+            key: "Q".into(),
+            used: d("2"),
+            limit: d("2")
+        }
     );
-    assert_eq!(store.redemption(&p, third.redemption.id).await.unwrap(), None);
+    assert_eq!(
+        store.redemption(&p, third.redemption.id).await.unwrap(),
+        None
+    );
     assert_eq!(usage(&*store, &p, &["Q"]).await, map(&[("Q", "2")]));
-    let page = store.list_redemptions(&p, &RedemptionQuery::default()).await.unwrap();
+    let page = store
+        .list_redemptions(&p, &RedemptionQuery::default())
+        .await
+        .unwrap();
     assert_eq!(page.total, 2);
     // Fractional amounts fill a quota exactly to its limit, not past it.
     recorded(&*store, &plan(&c, &[("F", "0.75", "1.5")], t(6, 0))).await;
     recorded(&*store, &plan(&c, &[("F", "0.75", "1.5")], t(7, 0))).await;
     assert_eq!(
-        store.redeem(&plan(&c, &[("F", "0.01", "1.5")], t(8, 0))).await.unwrap(),
-        RedeemOutcome::QuotaExceeded { key: "F".into(), used: d("1.5"), limit: d("1.5") }
+        store
+            .redeem(&plan(&c, &[("F", "0.01", "1.5")], t(8, 0)))
+            .await
+            .unwrap(),
+        RedeemOutcome::QuotaExceeded {
+            key: "F".into(),
+            used: d("1.5"),
+            limit: d("1.5")
+        }
     );
 }
 
@@ -81,29 +109,52 @@ pub async fn amount_over_limit_on_fresh_key<S: Store>(store: Arc<S>) {
     let big = plan(&c, &[("BIG", "5", "3")], t(0, 0));
     assert_eq!(
         store.redeem(&big).await.unwrap(),
-        RedeemOutcome::QuotaExceeded { key: "BIG".into(), used: d("0"), limit: d("3") }
+        RedeemOutcome::QuotaExceeded {
+            key: "BIG".into(),
+            used: d("0"),
+            limit: d("3")
+        }
     );
     // Not even a zero usage row was left behind.
     assert!(usage(&*store, &p, &["BIG"]).await.is_empty());
     assert_eq!(store.redemption(&p, big.redemption.id).await.unwrap(), None);
-    assert!(store.campaign_quota_usage(&p, c.id).await.unwrap().is_empty());
+    assert!(store
+        .campaign_quota_usage(&p, c.id)
+        .await
+        .unwrap()
+        .is_empty());
 }
 
 pub async fn multi_key_all_or_nothing<S: Store>(store: Arc<S>) {
     let p = project();
     let c = campaign(&p, "M");
-    recorded(&*store, &plan(&c, &[("m-a", "1", "10"), ("m-b", "1", "1")], t(0, 0))).await;
+    recorded(
+        &*store,
+        &plan(&c, &[("m-a", "1", "10"), ("m-b", "1", "1")], t(0, 0)),
+    )
+    .await;
     // "m-a" is charged first (keys are sorted) and fits; "m-b" is full.
-    let second = plan(&c, &[("m-a", "1", "10"), ("m-b", "1", "1"), ("m-c", "1", "5")], t(1, 0));
+    let second = plan(
+        &c,
+        &[("m-a", "1", "10"), ("m-b", "1", "1"), ("m-c", "1", "5")],
+        t(1, 0),
+    );
     assert_eq!(
         store.redeem(&second).await.unwrap(),
-        RedeemOutcome::QuotaExceeded { key: "m-b".into(), used: d("1"), limit: d("1") }
+        RedeemOutcome::QuotaExceeded {
+            key: "m-b".into(),
+            used: d("1"),
+            limit: d("1")
+        }
     );
     assert_eq!(
         usage(&*store, &p, &["m-a", "m-b", "m-c"]).await,
         map(&[("m-a", "1"), ("m-b", "1")])
     );
-    assert_eq!(store.redemption(&p, second.redemption.id).await.unwrap(), None);
+    assert_eq!(
+        store.redemption(&p, second.redemption.id).await.unwrap(),
+        None
+    );
 }
 
 pub async fn idempotent_replay_charges_nothing<S: Store>(store: Arc<S>) {
@@ -113,13 +164,19 @@ pub async fn idempotent_replay_charges_nothing<S: Store>(store: Arc<S>) {
     recorded(&*store, &first).await;
     // The same key again, even with another body and a full quota: the
     // stored record, nothing charged, nothing recorded.
-    let again = keyed(plan(&c, &[("I", "1", "1"), ("J", "1", "9")], t(1, 0)), "order-42");
+    let again = keyed(
+        plan(&c, &[("I", "1", "1"), ("J", "1", "9")], t(1, 0)),
+        "order-42",
+    );
     assert_eq!(
         store.redeem(&again).await.unwrap(),
         RedeemOutcome::Replayed(first.redemption.clone())
     );
     assert_eq!(usage(&*store, &p, &["I", "J"]).await, map(&[("I", "1")]));
-    assert_eq!(store.redemption(&p, again.redemption.id).await.unwrap(), None);
+    assert_eq!(
+        store.redemption(&p, again.redemption.id).await.unwrap(),
+        None
+    );
     // Keys are per project; redemptions without a key never replay.
     let other = campaign(&project(), "I");
     recorded(&*store, &keyed(plan(&other, &[], t(2, 0)), "order-42")).await;
@@ -150,7 +207,11 @@ pub async fn cancel_gives_back_once<S: Store>(store: Arc<S>) {
     ));
 
     let id = first.redemption.id;
-    let cancelled = store.cancel_redemption(&p, id, t(2, 5)).await.unwrap().unwrap();
+    let cancelled = store
+        .cancel_redemption(&p, id, t(2, 5))
+        .await
+        .unwrap()
+        .unwrap();
     let mut expected = first.redemption.clone();
     expected.status = TxStatus::Cancelled;
     expected.cancelled_date = Some(t(2, 5));
@@ -158,7 +219,10 @@ pub async fn cancel_gives_back_once<S: Store>(store: Arc<S>) {
         tx.status = TxStatus::Cancelled;
     }
     assert_eq!(cancelled, expected);
-    assert_eq!(store.redemption(&p, id).await.unwrap(), Some(expected.clone()));
+    assert_eq!(
+        store.redemption(&p, id).await.unwrap(),
+        Some(expected.clone())
+    );
     assert_eq!(
         usage(&*store, &p, &["x-a", "x-b"]).await,
         map(&[("x-a", "0"), ("x-b", "0")])
@@ -174,8 +238,20 @@ pub async fn cancel_gives_back_once<S: Store>(store: Arc<S>) {
     // The quota is free again.
     recorded(&*store, &plan(&c, &[("x-a", "1", "1")], t(3, 0))).await;
     // Unknown redemption, or another project's.
-    assert_eq!(store.cancel_redemption(&p, Uuid::new_v4(), t(4, 0)).await.unwrap(), None);
-    assert_eq!(store.cancel_redemption(&project(), id, t(4, 0)).await.unwrap(), None);
+    assert_eq!(
+        store
+            .cancel_redemption(&p, Uuid::new_v4(), t(4, 0))
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        store
+            .cancel_redemption(&project(), id, t(4, 0))
+            .await
+            .unwrap(),
+        None
+    );
 }
 
 pub async fn list_redemptions_filters_and_order<S: Store>(store: Arc<S>) {
@@ -221,7 +297,11 @@ pub async fn list_redemptions_filters_and_order<S: Store>(store: Arc<S>) {
     for (query, total) in queries {
         let page = store.list_redemptions(&p, &query).await.unwrap();
         assert_eq!(page.total, total, "{query:?}");
-        assert_eq!(page, reference.list_redemptions(&p, &query).await.unwrap(), "{query:?}");
+        assert_eq!(
+            page,
+            reference.list_redemptions(&p, &query).await.unwrap(),
+            "{query:?}"
+        );
         for pair in page.items.windows(2) {
             assert!(
                 (pair[0].created_date, pair[0].id) > (pair[1].created_date, pair[1].id),
@@ -229,7 +309,10 @@ pub async fn list_redemptions_filters_and_order<S: Store>(store: Arc<S>) {
             );
         }
     }
-    let all = store.list_redemptions(&p, &q(None, None, 0, 20)).await.unwrap();
+    let all = store
+        .list_redemptions(&p, &q(None, None, 0, 20))
+        .await
+        .unwrap();
     assert_eq!(all.items[0].created_date, t(9, 0));
     assert_eq!(all.items[6].created_date, t(0, 999_999));
     assert!(all.items.iter().all(|r| r.quotas.len() == 1));
@@ -239,9 +322,17 @@ pub async fn campaign_quota_usage_lists_keys<S: Store>(store: Arc<S>) {
     let p = project();
     let a = campaign(&p, "A");
     let b = campaign(&p, "B");
-    recorded(&*store, &plan(&a, &[("A", "1", "9"), ("shared", "2", "9")], t(0, 0))).await;
+    recorded(
+        &*store,
+        &plan(&a, &[("A", "1", "9"), ("shared", "2", "9")], t(0, 0)),
+    )
+    .await;
     recorded(&*store, &plan(&a, &[("A-u1", "1", "9")], t(1, 0))).await;
-    recorded(&*store, &plan(&b, &[("shared", "3", "9"), ("B", "1", "9")], t(2, 0))).await;
+    recorded(
+        &*store,
+        &plan(&b, &[("shared", "3", "9"), ("B", "1", "9")], t(2, 0)),
+    )
+    .await;
     let cancelled = plan(&a, &[("A-u2", "1", "9")], t(3, 0));
     recorded(&*store, &cancelled).await;
     store
@@ -250,13 +341,25 @@ pub async fn campaign_quota_usage_lists_keys<S: Store>(store: Arc<S>) {
         .unwrap();
     // Every key the campaign ever charged, sorted; the usage is the key's
     // (charged by any campaign); a cancelled charge leaves its key at 0.
-    let expected: Vec<(String, Decimal)> = [("A", "1"), ("A-u1", "1"), ("A-u2", "0"), ("shared", "5")]
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), d(v)))
-        .collect();
-    assert_eq!(store.campaign_quota_usage(&p, a.id).await.unwrap(), expected);
-    assert!(store.campaign_quota_usage(&project(), a.id).await.unwrap().is_empty());
-    assert!(store.campaign_quota_usage(&p, Uuid::new_v4()).await.unwrap().is_empty());
+    let expected: Vec<(String, Decimal)> =
+        [("A", "1"), ("A-u1", "1"), ("A-u2", "0"), ("shared", "5")]
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), d(v)))
+            .collect();
+    assert_eq!(
+        store.campaign_quota_usage(&p, a.id).await.unwrap(),
+        expected
+    );
+    assert!(store
+        .campaign_quota_usage(&project(), a.id)
+        .await
+        .unwrap()
+        .is_empty());
+    assert!(store
+        .campaign_quota_usage(&p, Uuid::new_v4())
+        .await
+        .unwrap()
+        .is_empty());
     // quota_usage with no keys, with unknown keys, with keys of another project.
     assert!(store.quota_usage(&p, &[]).await.unwrap().is_empty());
     assert_eq!(
