@@ -5,9 +5,14 @@
 //!     cargo bench --bench redeem --features sqlite,postgres
 //! ```
 //!
-//! Each redeem is what a checkout does: a fresh idempotency key, one charge
-//! to a campaign-wide quota key (one hot row that every caller updates) and
-//! one to a per-user key (1000 users in turn), both far from their limits.
+//! Each redeem is what a checkout does: a fresh idempotency key and quota
+//! charges far from their limits, in two shapes:
+//!
+//! - `hot`: one charge to a campaign-wide key (one row that every redeem of
+//!   the campaign updates, so they queue on its lock until commit) and one
+//!   to a per-user key (1000 users in turn);
+//! - `spread`: the per-user charge only (no shared row).
+//!
 //! Criterion's `thrpt` line is redeems per second. The memory store is the
 //! baseline; SQLite runs on a file in a temporary directory (WAL,
 //! `synchronous = FULL`: every commit is on disk); PostgreSQL runs in a
@@ -62,21 +67,18 @@ fn campaign(project: &str) -> Campaign {
     }
 }
 
-/// The `n`th redeem of the run.
-fn plan(c: &Campaign, n: u64) -> RedemptionPlan {
+/// The `n`th redeem of the run; `hot`: with the campaign-wide charge.
+fn plan(c: &Campaign, n: u64, hot: bool) -> RedemptionPlan {
     let user = format!("user-{}", n % 1000);
-    let mut quotas = vec![
-        QuotaCharge {
-            key: "BENCH".into(),
-            amount: Decimal::ONE,
-            limit: Decimal::from(i64::MAX),
-        },
-        QuotaCharge {
-            key: format!("BENCH-{user}"),
-            amount: Decimal::ONE,
-            limit: Decimal::from(i64::MAX),
-        },
-    ];
+    let charge = |key: String| QuotaCharge {
+        key,
+        amount: Decimal::ONE,
+        limit: Decimal::from(i64::MAX),
+    };
+    let mut quotas = vec![charge(format!("BENCH-{user}"))];
+    if hot {
+        quotas.push(charge("BENCH".into()));
+    }
     quotas.sort_by(|a, b| a.key.cmp(&b.key));
     RedemptionPlan {
         redemption: Redemption {
@@ -106,7 +108,7 @@ fn plan(c: &Campaign, n: u64) -> RedemptionPlan {
 }
 
 /// Runs `total` redeems with `callers` concurrent callers; the time taken.
-async fn run<S>(store: &Arc<S>, c: &Arc<Campaign>, callers: u64, total: u64) -> Duration
+async fn run<S>(store: &Arc<S>, c: &Arc<Campaign>, hot: bool, callers: u64, total: u64) -> Duration
 where
     S: CampaignStore + RedemptionStore + 'static,
 {
@@ -121,7 +123,7 @@ where
                 if n >= total {
                     break;
                 }
-                let outcome = store.redeem(&plan(&c, n)).await.unwrap();
+                let outcome = store.redeem(&plan(&c, n, hot)).await.unwrap();
                 assert!(matches!(outcome, RedeemOutcome::Recorded(_)));
             }
         }));
@@ -145,14 +147,13 @@ where
         .sample_size(10)
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(5));
-    for callers in CALLERS {
-        group.bench_with_input(
-            BenchmarkId::new("callers", callers),
-            &callers,
-            |b, &callers| {
-                b.iter_custom(|iters| rt.block_on(run(&store, &campaign, callers, iters)));
-            },
-        );
+    for (shape, hot) in [("hot", true), ("spread", false)] {
+        for callers in CALLERS {
+            let id = BenchmarkId::new(shape, format!("{callers}-callers"));
+            group.bench_with_input(id, &callers, |b, &callers| {
+                b.iter_custom(|iters| rt.block_on(run(&store, &campaign, hot, callers, iters)));
+            });
+        }
     }
     group.finish();
 }
