@@ -11,6 +11,12 @@
 //! ([`RedemptionStore::redeem`]), atomic in the database. Nothing above the
 //! store reads a quota and then writes it.
 //!
+//! Backends: [`memory::MemoryStore`] (feature `memory`, the reference model
+//! every other store is tested against), `sqlite::SqliteStore` (feature
+//! `sqlite`: one file, several processes) and `postgres::PostgresStore`
+//! (feature `postgres`: many server processes on one database). Their
+//! schemas are versioned migrations under `migrations/`, run on open.
+//!
 //! **Architecture invariant:** driver error types never cross this boundary;
 //! backends map them to [`Error`](crate::Error) with
 //! [`ErrorKind::Unavailable`](crate::ErrorKind::Unavailable) (retry) or

@@ -75,7 +75,8 @@ impl SqliteStore {
     /// Opens (creating it if missing) and migrates the database at
     /// `path_or_url`: a file path (`accord.db`, `/var/lib/accord/accord.db`)
     /// or a `sqlite:` URL (`sqlite://accord.db`, `sqlite:///abs/path.db`,
-    /// `sqlite://accord.db?mode=rwc`).
+    /// `sqlite://accord.db?mode=rwc`). For a database in memory use
+    /// [`open_in_memory`](SqliteStore::open_in_memory).
     pub async fn open(path_or_url: &str) -> Result<SqliteStore> {
         let options = if path_or_url.starts_with("sqlite:") {
             SqliteConnectOptions::from_str(path_or_url).map_err(db_error)?
