@@ -26,7 +26,7 @@ pub(crate) fn db_error(e: sqlx::Error) -> Error {
         | sqlx::Error::PoolTimedOut
         | sqlx::Error::PoolClosed
         | sqlx::Error::WorkerCrashed => true,
-        sqlx::Error::Database(db) => db.code().is_some_and(|c| is_transient_code(&c)),
+        sqlx::Error::Database(db) => is_transient_database_error(&**db),
         _ => false,
     };
     if transient {
@@ -36,21 +36,42 @@ pub(crate) fn db_error(e: sqlx::Error) -> Error {
     }
 }
 
-/// Database error codes that mean "not now" rather than "never".
-fn is_transient_code(code: &str) -> bool {
-    // SQLite reports its (extended) result code as a number; the primary
-    // code is the low byte.
-    if let Ok(n) = code.parse::<i32>() {
-        return matches!(
+/// Database errors that mean "not now" rather than "never". Dispatched on
+/// the driver's error type: both report codes as digit strings at times
+/// (SQLite `"5"`, PostgreSQL `"08006"`), so the text alone cannot say whose
+/// code it is.
+fn is_transient_database_error(db: &dyn sqlx::error::DatabaseError) -> bool {
+    #[cfg(feature = "sqlite")]
+    if db.try_downcast_ref::<sqlx::sqlite::SqliteError>().is_some() {
+        return db.code().is_some_and(|c| is_transient_sqlite(&c));
+    }
+    #[cfg(feature = "postgres")]
+    if let Some(e) = db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>() {
+        return is_transient_sqlstate(e.code());
+    }
+    false
+}
+
+/// SQLite result codes, primary or extended (the primary code is the low
+/// byte): busy or locked past the busy timeout, I/O error, disk full,
+/// cannot open the file.
+#[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+fn is_transient_sqlite(code: &str) -> bool {
+    code.parse::<i32>().is_ok_and(|n| {
+        matches!(
             n & 0xff,
             5 /* BUSY */ | 6 /* LOCKED */ | 10 /* IOERR */ | 13 /* FULL */ | 14 /* CANTOPEN */
-        );
-    }
-    // PostgreSQL SQLSTATEs: connection exceptions (08…), insufficient
-    // resources (53…, e.g. too many connections), operator intervention
-    // (57P01 admin shutdown, 57P02 crash shutdown, 57P03 cannot connect
-    // now), and serialization failures or deadlocks that survived our
-    // retries (40001, 40P01).
+        )
+    })
+}
+
+/// PostgreSQL SQLSTATEs: connection exceptions (08…), insufficient
+/// resources (53…, e.g. too many connections), operator intervention
+/// (57P01 admin shutdown, 57P02 crash shutdown, 57P03 cannot connect now),
+/// and serialization failures or deadlocks that outlived the retries
+/// (40001, 40P01).
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+fn is_transient_sqlstate(code: &str) -> bool {
     code.starts_with("08")
         || code.starts_with("53")
         || matches!(code, "57P01" | "57P02" | "57P03" | "40001" | "40P01")
@@ -245,12 +266,14 @@ mod tests {
 
     #[test]
     fn transient_codes() {
-        assert!(is_transient_code("5"));
-        assert!(is_transient_code("517")); // SQLITE_BUSY_SNAPSHOT
-        assert!(!is_transient_code("2067")); // SQLITE_CONSTRAINT_UNIQUE
-        assert!(is_transient_code("08006"));
-        assert!(is_transient_code("57P01"));
-        assert!(!is_transient_code("23505"));
+        assert!(is_transient_sqlite("5"));
+        assert!(is_transient_sqlite("517")); // SQLITE_BUSY_SNAPSHOT
+        assert!(!is_transient_sqlite("2067")); // SQLITE_CONSTRAINT_UNIQUE
+        assert!(is_transient_sqlstate("08006"));
+        assert!(is_transient_sqlstate("57P01"));
+        assert!(is_transient_sqlstate("40P01"));
+        // Digits, and 23505 & 0xff would be SQLite's BUSY: not transient.
+        assert!(!is_transient_sqlstate("23505"));
     }
 
     #[test]
