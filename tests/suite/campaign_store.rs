@@ -43,6 +43,8 @@ macro_rules! campaign_store_tests {
             list_filters,
             list_sorts_by_every_key,
             list_pages,
+            concurrent_inserts_of_one_code_one_wins,
+            concurrent_updates_of_one_version_one_wins,
             redeem_records_with_charges,
             quota_exceeded_writes_nothing,
             amount_over_limit_on_fresh_key,

@@ -419,3 +419,56 @@ pub async fn list_pages<S: Store>(store: Arc<S>) {
     assert!(far.items.is_empty());
     assert_eq!(far.total, 7);
 }
+
+/// Runs `n` copies of a campaign write at once; the successes and the
+/// error codes of the failures.
+async fn racing_writes<S, F, Fut>(store: &Arc<S>, n: usize, write: F) -> (usize, Vec<&'static str>)
+where
+    S: Store,
+    F: Fn(Arc<S>, usize) -> Fut,
+    Fut: std::future::Future<Output = Result<()>> + Send + 'static,
+{
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..n {
+        tasks.spawn(write(Arc::clone(store), i));
+    }
+    let (mut ok, mut codes) = (0, Vec::new());
+    while let Some(joined) = tasks.join_next().await {
+        match joined.unwrap() {
+            Ok(()) => ok += 1,
+            Err(e) => codes.push(e.code()),
+        }
+    }
+    (ok, codes)
+}
+
+pub async fn concurrent_inserts_of_one_code_one_wins<S: Store>(store: Arc<S>) {
+    let p = project();
+    let (ok, codes) = racing_writes(&store, 8, |store, _| {
+        let c = campaign(&p, "RACE");
+        async move { store.insert_campaign(&c).await }
+    })
+    .await;
+    assert_eq!(ok, 1);
+    assert_eq!(codes, vec!["duplicate_ref_code"; 7]);
+    assert_eq!(store.count_campaigns(&p).await.unwrap(), 1);
+    assert_eq!(store.catalog_version(&p).await.unwrap(), 1);
+}
+
+pub async fn concurrent_updates_of_one_version_one_wins<S: Store>(store: Arc<S>) {
+    let p = project();
+    let c = campaign(&p, "RACE");
+    store.insert_campaign(&c).await.unwrap();
+    let (ok, codes) = racing_writes(&store, 8, |store, i| {
+        let mut next = c.clone();
+        next.version = 2;
+        next.name = format!("writer {i}");
+        async move { store.update_campaign(&next, 1).await }
+    })
+    .await;
+    assert_eq!(ok, 1);
+    assert_eq!(codes, vec!["stale_version"; 7]);
+    let stored = store.campaign(&p, c.id).await.unwrap().unwrap();
+    assert_eq!(stored.version, 2);
+    assert_eq!(store.catalog_version(&p).await.unwrap(), 2);
+}
