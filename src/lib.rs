@@ -27,6 +27,7 @@ pub mod condition;
 pub mod engine;
 pub mod error;
 pub mod formula;
+pub mod hash;
 pub mod limits;
 pub mod store;
 pub mod template;
