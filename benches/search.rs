@@ -74,9 +74,7 @@ fn bench(c: &mut Criterion, w: &Workload, samples: usize, rounds: usize, filter:
 fn main() {
     let mut c = Criterion::default().configure_from_args();
     // `cargo bench --bench search -- NAME` runs the workloads whose name contains NAME.
-    let filter = std::env::args()
-        .skip(1)
-        .find(|a| !a.starts_with('-'));
+    let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
     let filter = filter.as_deref();
     let seed = 42;
     bench(&mut c, &workload::storefront(seed), 50, 20, filter);

@@ -107,7 +107,11 @@ fn main() {
         let mut g = c.benchmark_group("snapshot");
         g.sample_size(10)
             .warm_up_time(Duration::from_millis(200))
-            .measurement_time(Duration::from_secs(if w.campaigns.len() > 50_000 { 8 } else { 3 }));
+            .measurement_time(Duration::from_secs(if w.campaigns.len() > 50_000 {
+                8
+            } else {
+                3
+            }));
         g.bench_function(BenchmarkId::new("build", &w.name), |b| {
             b.iter(|| black_box(Engine::new(compiled.iter().cloned())));
         });

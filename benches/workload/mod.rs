@@ -11,8 +11,16 @@
 //! probability `m/k`, a threshold at a quantile of a numeric input's
 //! distribution with the complementary probability, …). The benches measure
 //! the resulting rate on the generated requests and print it.
-#![allow(dead_code, clippy::cast_precision_loss, clippy::cast_possible_truncation)]
-#![allow(clippy::cast_sign_loss, clippy::too_many_lines, clippy::missing_panics_doc)]
+#![allow(
+    dead_code,
+    clippy::cast_precision_loss,
+    clippy::cast_possible_truncation
+)]
+#![allow(
+    clippy::cast_sign_loss,
+    clippy::too_many_lines,
+    clippy::missing_panics_doc
+)]
 
 use accord::campaign::{
     Campaign, CampaignStatus, Cart, CartItem, Condition, ConditionType, DataItem, MatchKind, Op,
@@ -214,7 +222,13 @@ fn eq_or_in(kind: ConditionType, attribute: &str, values: &[String]) -> Conditio
     }
 }
 
-fn campaign(rng: &mut Rng, i: usize, rules: Vec<Rule>, channel: Option<&str>, quota: bool) -> Campaign {
+fn campaign(
+    rng: &mut Rng,
+    i: usize,
+    rules: Vec<Rule>,
+    channel: Option<&str>,
+    quota: bool,
+) -> Campaign {
     let t = |y, m, d| Utc.with_ymd_and_hms(y, m, d, 0, 0, 0).unwrap();
     let code = format!("C{i:06}");
     Campaign {
@@ -434,7 +448,15 @@ impl Shop {
             v
         };
         let attr = |r: &SearchRequest, a: &str| r.attribute[a].as_f64().unwrap();
-        let sc = |s: &Option<Scalar>| s.as_ref().unwrap().to_decimal().unwrap().to_string().parse::<f64>().unwrap();
+        let sc = |s: &Option<Scalar>| {
+            s.as_ref()
+                .unwrap()
+                .to_decimal()
+                .unwrap()
+                .to_string()
+                .parse::<f64>()
+                .unwrap()
+        };
         vec![
             Numeric {
                 kind: ConditionType::Cart,
@@ -528,7 +550,13 @@ fn shop_condition(
                 let per_item = shop.tags_per_item as f64 / shop.tags.len() as f64;
                 let real = 1.0 - (1.0 - per_item).powf(shop.items as f64);
                 (
-                    cond(ConditionType::CartItem, "tags", Op::Contains, format!("tag{t}"), false),
+                    cond(
+                        ConditionType::CartItem,
+                        "tags",
+                        Op::Contains,
+                        format!("tag{t}"),
+                        false,
+                    ),
                     real,
                 )
             }
@@ -538,7 +566,13 @@ fn shop_condition(
             if rng.chance(0.5) {
                 let (p, real) = PROMO_PATTERNS[rng.below(PROMO_PATTERNS.len())];
                 (
-                    cond(ConditionType::Custom, "promoCode", Op::Matches, p.to_owned(), false),
+                    cond(
+                        ConditionType::Custom,
+                        "promoCode",
+                        Op::Matches,
+                        p.to_owned(),
+                        false,
+                    ),
                     real,
                 )
             } else {
@@ -546,7 +580,13 @@ fn shop_condition(
                 let (vals, mass) = d.dist.subset(rng, 0.15, 50);
                 let vals: Vec<String> = vals.into_iter().map(|v| d.value(v)).collect();
                 (
-                    cond(ConditionType::Custom, &d.name, Op::NotIn, list(&vals), false),
+                    cond(
+                        ConditionType::Custom,
+                        &d.name,
+                        Op::NotIn,
+                        list(&vals),
+                        false,
+                    ),
                     1.0 - mass,
                 )
             }
@@ -736,20 +776,51 @@ pub fn marketplace(seed: u64) -> Workload {
     let sample: Vec<SearchRequest> = (0..1000).map(|u| request(&mut srng, u)).collect();
     let mut total: Vec<f64> = sample
         .iter()
-        .map(|r| r.cart.total_price.as_ref().unwrap().to_string().parse().unwrap())
+        .map(|r| {
+            r.cart
+                .total_price
+                .as_ref()
+                .unwrap()
+                .to_string()
+                .parse()
+                .unwrap()
+        })
         .collect();
     total.sort_by(f64::total_cmp);
-    let mut points: Vec<f64> = sample.iter().map(|r| r.attribute["points"].as_f64().unwrap()).collect();
+    let mut points: Vec<f64> = sample
+        .iter()
+        .map(|r| r.attribute["points"].as_f64().unwrap())
+        .collect();
     points.sort_by(f64::total_cmp);
     let mut price: Vec<f64> = sample
         .iter()
-        .flat_map(|r| r.cart.items.iter().map(|i| i.price.as_ref().unwrap().to_string().parse().unwrap()))
+        .flat_map(|r| {
+            r.cart
+                .items
+                .iter()
+                .map(|i| i.price.as_ref().unwrap().to_string().parse().unwrap())
+        })
         .collect();
     price.sort_by(f64::total_cmp);
     let numerics = [
-        Numeric { kind: ConditionType::Cart, attribute: "totalPrice", samples: total, per_item: false },
-        Numeric { kind: ConditionType::Custom, attribute: "points", samples: points, per_item: false },
-        Numeric { kind: ConditionType::CartItem, attribute: "price", samples: price, per_item: true },
+        Numeric {
+            kind: ConditionType::Cart,
+            attribute: "totalPrice",
+            samples: total,
+            per_item: false,
+        },
+        Numeric {
+            kind: ConditionType::Custom,
+            attribute: "points",
+            samples: points,
+            per_item: false,
+        },
+        Numeric {
+            kind: ConditionType::CartItem,
+            attribute: "price",
+            samples: price,
+            per_item: true,
+        },
     ];
     let rate = 0.015;
     let mut rng = Rng::new(seed);
@@ -799,8 +870,15 @@ pub fn marketplace(seed: u64) -> Workload {
                                 let d = &discrete[rng.below(discrete.len())];
                                 let (vals, mass) = d.dist.subset(&mut rng, 0.1, 50);
                                 budget /= 1.0 - mass;
-                                let vals: Vec<String> = vals.into_iter().map(|v| d.value(v)).collect();
-                                conds.push(cond(ConditionType::Custom, &d.name, Op::NotIn, list(&vals), false));
+                                let vals: Vec<String> =
+                                    vals.into_iter().map(|v| d.value(v)).collect();
+                                conds.push(cond(
+                                    ConditionType::Custom,
+                                    &d.name,
+                                    Op::NotIn,
+                                    list(&vals),
+                                    false,
+                                ));
                             }
                             _ => tunable.push(k),
                         }
@@ -811,7 +889,8 @@ pub fn marketplace(seed: u64) -> Workload {
                             0 => {
                                 let d = &discrete[rng.below(discrete.len())];
                                 let (vals, _) = d.dist.subset(&mut rng, s, 50);
-                                let vals: Vec<String> = vals.into_iter().map(|v| d.value(v)).collect();
+                                let vals: Vec<String> =
+                                    vals.into_iter().map(|v| d.value(v)).collect();
                                 conds.push(eq_or_in(ConditionType::Custom, &d.name, &vals));
                             }
                             1 => {
@@ -821,7 +900,8 @@ pub fn marketplace(seed: u64) -> Workload {
                             _ => {
                                 let per_item = 1.0 - (1.0 - s).powf(1.0 / items as f64);
                                 let (vals, _) = skus.subset(&mut rng, per_item, 50);
-                                let vals: Vec<String> = vals.into_iter().map(|v| format!("SKU-{v}")).collect();
+                                let vals: Vec<String> =
+                                    vals.into_iter().map(|v| format!("SKU-{v}")).collect();
                                 conds.push(eq_or_in(ConditionType::CartItem, "sku", &vals));
                             }
                         }
@@ -857,7 +937,11 @@ pub fn scale(seed: u64, n: usize, rate: f64) -> Workload {
             Discrete {
                 name: format!("a{a:02}"),
                 prefix: format!("v{a}-"),
-                dist: if a % 2 == 0 { Dist::uniform(k) } else { Dist::zipf(k, 0.8) },
+                dist: if a % 2 == 0 {
+                    Dist::uniform(k)
+                } else {
+                    Dist::zipf(k, 0.8)
+                },
             }
         })
         .collect();
