@@ -119,6 +119,7 @@ pub mod consent;
 pub mod engine;
 pub mod error;
 pub mod formula;
+pub mod hash;
 pub mod limits;
 pub mod store;
 pub mod template;
