@@ -123,6 +123,7 @@ pub mod consent;
 pub mod engine;
 pub mod error;
 pub mod formula;
+pub mod hash;
 #[cfg(feature = "http")]
 pub mod http;
 pub mod limits;

@@ -223,7 +223,7 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
                 used + c.amount > c.limit
             });
             match exhausted {
-                None => actions.extend(hit.actions),
+                None => actions.extend(hit.action_matches()),
                 Some(c) if options.explain => explanations.push(Explanation {
                     campaign_id: hit.campaign.campaign.id,
                     ref_code: hit.campaign.campaign.ref_code.clone(),

@@ -34,8 +34,8 @@
 
 pub mod list;
 
+use std::borrow::Cow;
 use std::cell::OnceCell;
-use std::collections::HashSet;
 use std::fmt;
 
 use regex::{Regex, RegexBuilder};
@@ -43,6 +43,7 @@ use rust_decimal::Decimal;
 
 use crate::campaign::{Condition, ConditionType, Op, ValueType};
 use crate::error::FieldError;
+use crate::hash::FxHashSet;
 use crate::wire::parse_decimal;
 
 /// Longest regex pattern a condition may hold, in bytes.
@@ -118,23 +119,26 @@ pub enum Test {
     /// Decimal comparison.
     Num(Cmp, Decimal),
     /// Text membership.
-    StrSet(HashSet<Box<str>>),
+    StrSet(FxHashSet<Box<str>>),
     /// Decimal membership (normalized, so `1.0` and `1` are one value).
-    NumSet(HashSet<Decimal>),
+    NumSet(FxHashSet<Decimal>),
     /// Whole-text regex match.
     Regex(Regex),
 }
 
 /// One value of the request, with its decimal form parsed at most once.
+///
+/// The text borrows the request where it can (strings are not copied to
+/// prepare a request); numbers sent as JSON numbers own their text form.
 #[derive(Debug, Clone, Default)]
-pub struct Field {
-    text: Box<str>,
+pub struct Field<'a> {
+    text: Cow<'a, str>,
     num: OnceCell<Option<Decimal>>,
 }
 
-impl Field {
+impl<'a> Field<'a> {
     /// A value with the given text.
-    pub fn new(text: impl Into<Box<str>>) -> Self {
+    pub fn new(text: impl Into<Cow<'a, str>>) -> Self {
         Field {
             text: text.into(),
             num: OnceCell::new(),
@@ -158,9 +162,9 @@ pub enum Input<'a> {
     /// Absent, `null`, or not comparable (a JSON object).
     Missing,
     /// One value.
-    One(&'a Field),
+    One(&'a Field<'a>),
     /// A collection (`tags`, a JSON array attribute).
-    Many(&'a [Field]),
+    Many(&'a [Field<'a>]),
 }
 
 impl Input<'_> {
@@ -179,7 +183,7 @@ impl Input<'_> {
 
 impl Test {
     /// The positive test on one value; `None` when it cannot be compared.
-    pub fn check(&self, field: &Field) -> Option<bool> {
+    pub fn check(&self, field: &Field<'_>) -> Option<bool> {
         match self {
             Test::Str(cmp, v) => Some(cmp.holds(field.text().cmp(v))),
             Test::Num(cmp, v) => field.num().map(|n| cmp.holds(n.cmp(v))),
@@ -211,7 +215,7 @@ impl CompiledCondition {
     pub fn eval_with(
         &self,
         input: Input<'_>,
-        check: &mut dyn FnMut(&Test, &Field) -> Option<bool>,
+        check: &mut dyn FnMut(&Test, &Field<'_>) -> Option<bool>,
     ) -> bool {
         match input {
             Input::Missing => false,
@@ -303,7 +307,10 @@ pub fn compile(c: &Condition, path: &str) -> Result<CompiledCondition, Vec<Field
         Op::In | Op::NotIn => {
             let test = match list::parse_list(&c.value) {
                 Ok(values) if number => {
-                    let mut set = HashSet::with_capacity(values.len());
+                    let mut set = FxHashSet::with_capacity_and_hasher(
+                        values.len(),
+                        std::hash::BuildHasherDefault::default(),
+                    );
                     for v in &values {
                         match parse_decimal(v) {
                             Some(d) => {

@@ -1,6 +1,6 @@
 //! Evaluating benefits (formulas and `${name}` text) and quota charges.
 
-use std::borrow::Cow;
+use std::borrow::{Borrow, Cow};
 
 use chrono::{DateTime, Datelike, Utc};
 use rust_decimal::Decimal;
@@ -68,20 +68,25 @@ fn format_decimal(d: Decimal) -> String {
     d.normalize().to_string()
 }
 
-/// Evaluates a benefit: formulas computed, placeholders substituted.
-/// `path` is the benefit's field path, for errors.
-pub(crate) fn evaluate(
-    benefit: &CompiledBenefit,
-    path: &str,
+/// Evaluates benefit `b` of rule `r`: formulas computed, placeholders
+/// substituted. A static benefit (no formula, no placeholder) is lent, not
+/// copied.
+pub(crate) fn evaluate<'e>(
+    benefit: &'e CompiledBenefit,
+    (r, b): (usize, usize),
     item: Option<&Item>,
     cc: &CompiledCampaign,
     req: &Prepared<'_>,
     now: DateTime<Utc>,
-) -> Result<Then> {
+) -> Result<Cow<'e, Then>> {
+    if benefit.is_static {
+        return Ok(Cow::Borrowed(&benefit.then));
+    }
     let resolve = |name: &str| benefit_name(name, item, cc, req, now);
     let mut data: Vec<DataItem> = Vec::with_capacity(benefit.values.len());
     for (d, (value, source)) in benefit.values.iter().zip(&benefit.then.data).enumerate() {
-        let field = || format!("{path}.data[{d}].value");
+        // Built only on error: search evaluates many benefits.
+        let field = || format!("rules[{r}].then[{b}].data[{d}].value");
         let text = match value {
             Value::Text(t) => t.render(&|name| resolve(name)).map_err(|e| {
                 let message = e.to_string();
@@ -102,21 +107,30 @@ pub(crate) fn evaluate(
         };
         data.push(DataItem {
             value: text,
-            ..source.clone()
+            attribute: source.attribute.clone(),
+            kind: source.kind.clone(),
+            op: source.op.clone(),
+            value_type: source.value_type.clone(),
+            note: source.note.clone(),
+            resolve_action: source.resolve_action,
+            is_formula: source.is_formula,
         });
     }
-    Ok(Then {
+    let then = &benefit.then;
+    Ok(Cow::Owned(Then {
+        action: then.action.clone(),
+        internal_action: then.internal_action,
+        action_ref: then.action_ref.clone(),
         data,
-        ..benefit.then.clone()
-    })
+    }))
 }
 
 /// The quota charges of a redemption of `benefits` (already evaluated):
 /// one per distinct key, amounts summed and the smallest limit kept, sorted
 /// by key (the order in which SQL stores lock them).
-pub(crate) fn charges(
+pub(crate) fn charges<B: Borrow<Then>>(
     cc: &CompiledCampaign,
-    benefits: &[Then],
+    benefits: &[B],
     req: &Prepared<'_>,
     now: DateTime<Utc>,
 ) -> Result<Vec<QuotaCharge>> {
@@ -150,10 +164,10 @@ pub(crate) fn merge(charges: Vec<QuotaCharge>) -> Vec<QuotaCharge> {
 /// attributes. The amount is 1, or the `valueField`: the sum of that
 /// attribute over the redeemed benefits that have it, else the request
 /// attribute of that name.
-pub(crate) fn charge(
+pub(crate) fn charge<B: Borrow<Then>>(
     cc: &CompiledCampaign,
     q: usize,
-    benefits: &[Then],
+    benefits: &[B],
     req: &Prepared<'_>,
     now: DateTime<Utc>,
 ) -> Result<QuotaCharge> {
@@ -161,7 +175,7 @@ pub(crate) fn charge(
     let benefit_attr = |name: &str| {
         benefits
             .iter()
-            .flat_map(|b| &b.data)
+            .flat_map(|b| &b.borrow().data)
             .find(|d| d.attribute == name)
             .map(|d| d.value.as_str())
     };
@@ -197,14 +211,14 @@ pub(crate) fn charge(
     })
 }
 
-fn quota_amount(
+fn quota_amount<B: Borrow<Then>>(
     field: &str,
-    benefits: &[Then],
+    benefits: &[B],
     req: &Prepared<'_>,
 ) -> std::result::Result<Decimal, String> {
     let from_benefits: Vec<&str> = benefits
         .iter()
-        .flat_map(|b| &b.data)
+        .flat_map(|b| &b.borrow().data)
         .filter(|d| d.attribute == field)
         .map(|d| d.value.as_str())
         .collect();

@@ -41,6 +41,9 @@ pub(crate) struct CompiledGroup {
 pub(crate) struct CompiledBenefit {
     pub(crate) then: Then,
     pub(crate) values: Vec<Value>,
+    /// No formula and no `${name}`: the benefit evaluates to `then` itself,
+    /// so search can lend it instead of building a copy per match.
+    pub(crate) is_static: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -286,9 +289,14 @@ fn compile_benefits(
                 }
             }
         }
+        let is_static = values.len() == then.data.len()
+            && values
+                .iter()
+                .all(|v| matches!(v, Value::Text(t) if !t.has_placeholders()));
         benefits.push(CompiledBenefit {
             then: then.clone(),
             values,
+            is_static,
         });
     }
     benefits

@@ -1,8 +1,6 @@
 //! Evaluating rule plans against a prepared request, and explaining why
 //! they did not fire.
 
-use std::collections::HashMap;
-
 use chrono::{DateTime, Utc};
 
 use super::compile::CompiledCampaign;
@@ -10,6 +8,7 @@ use super::plan::{CondPlan, GroupPlan, RulePlan};
 use super::request::{item_input, Prepared};
 use crate::campaign::{Condition, Explanation, MatchKind, Rule};
 use crate::condition::{Field, Input, Test};
+use crate::hash::FxHashMap;
 
 /// A group or rule that holds, with the cart item that satisfied its item
 /// conditions (for a rule: those of its first group that has any).
@@ -21,11 +20,11 @@ pub(crate) struct Held(pub(crate) Option<usize>);
 /// compiled automaton, see `condition::compile_regex`) runs once per value.
 #[derive(Default)]
 pub(crate) struct Evaluator {
-    regex_memo: HashMap<(usize, usize), bool>,
+    regex_memo: FxHashMap<(usize, usize), bool>,
 }
 
 impl Evaluator {
-    fn check(&mut self, test: &Test, field: &Field) -> Option<bool> {
+    fn check(&mut self, test: &Test, field: &Field<'_>) -> Option<bool> {
         match test {
             Test::Regex(re) => {
                 // Both addresses are stable for the whole search: the snapshot

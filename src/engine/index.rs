@@ -18,27 +18,27 @@
 //! verified by the full evaluator (ranges, regexes, negations, the
 //! same-item rule of `cartItem` conditions), so the result is exactly that
 //! of evaluating every rule one by one. A property test checks it.
+//!
+//! **Exact rules:** when *every* condition of a rule is indexed, the rule
+//! has no `cartItem` condition and all its groups are `ALL`, a full mask is
+//! not only necessary but sufficient: each bit is set exactly when its
+//! condition holds for some value of its input, which for a positive
+//! equality test on a request-level input is the condition's own semantics.
+//! Such a candidate is not evaluated again.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 
 use rust_decimal::Decimal;
 
-use super::plan::{InputRef, RulePlan};
+use super::plan::{CondPlan, InputRef, RulePlan};
 use super::request::Prepared;
 use crate::campaign::MatchKind;
-use crate::condition::{Field, Test};
+use crate::condition::{Cmp, Field, Test};
+use crate::hash::FxHashMap;
 
 /// Most indexed conditions per rule (bits of a `u64`); further ones are
 /// only verified.
 const MAX_BITS: usize = 64;
-
-/// Which posting list an input value is looked up in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum Key {
-    Input(InputRef),
-    Channel,
-}
 
 #[derive(Debug, Clone, Copy)]
 struct Posting {
@@ -46,15 +46,26 @@ struct Posting {
     bit: u8,
 }
 
+/// The posting lists of one input: by text, and by decimal value.
+#[derive(Debug, Clone, Default)]
+struct Lists {
+    text: FxHashMap<Box<str>, Vec<Posting>>,
+    number: FxHashMap<Decimal, Vec<Posting>>,
+}
+
 /// The index of one snapshot.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Index {
-    text: HashMap<Key, HashMap<Box<str>, Vec<Posting>>>,
-    number: HashMap<Key, HashMap<Decimal, Vec<Posting>>>,
+    /// Posting lists by input, densely numbered: custom attribute slots
+    /// `0..slots`, then `sku`, `tags` and the channel (see [`Index::key`]).
+    lists: Vec<Lists>,
+    slots: usize,
     /// Per rule: the mask with all its indexed bits set (0: always a candidate).
     full: Vec<u64>,
     /// Rules with no indexed condition, in rule order.
     always: Vec<u32>,
+    /// Per rule: whether a full mask proves that the rule holds (module docs).
+    exact: Vec<bool>,
 }
 
 /// Per-thread scratch of the counting pass, reused across searches so a
@@ -69,17 +80,46 @@ thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
+/// Whether a condition goes into the index: a positive equality or
+/// membership test on a custom attribute, `sku` or `tags`.
+fn indexable(c: &CondPlan) -> bool {
+    matches!(c.input, InputRef::Slot(_) | InputRef::Sku | InputRef::Tags)
+        && !c.cond.negated
+        && matches!(
+            c.cond.test,
+            Test::Str(Cmp::Eq, _) | Test::StrSet(_) | Test::Num(Cmp::Eq, _) | Test::NumSet(_)
+        )
+}
+
 impl Index {
-    /// Indexes the rules; `channels[c]` is the channel of campaign `c`.
-    pub(crate) fn build(rules: &[RulePlan], channels: &[Option<&str>]) -> Index {
+    /// The list number of an input (`None`: never indexed).
+    fn key(&self, input: InputRef) -> Option<usize> {
+        match input {
+            InputRef::Slot(s) => Some(s as usize),
+            InputRef::Sku => Some(self.slots),
+            InputRef::Tags => Some(self.slots + 1),
+            _ => None,
+        }
+    }
+
+    fn channel_key(&self) -> usize {
+        self.slots + 2
+    }
+
+    /// Indexes the rules; `channels[c]` is the channel of campaign `c`,
+    /// `slots` the number of custom attribute slots.
+    pub(crate) fn build(rules: &[RulePlan], channels: &[Option<&str>], slots: usize) -> Index {
         let mut index = Index {
+            lists: vec![Lists::default(); slots + 3],
+            slots,
             full: vec![0; rules.len()],
+            exact: vec![false; rules.len()],
             ..Index::default()
         };
         for (r, rule) in rules.iter().enumerate() {
             let id = u32::try_from(r).expect("fewer than 2^32 rules");
             let mut bit = 0usize;
-            let mut add = |index: &mut Index, key: Key, test: &Test| -> bool {
+            let mut add = |index: &mut Index, key: usize, test: &Test| -> bool {
                 if bit >= MAX_BITS {
                     return false;
                 }
@@ -87,75 +127,61 @@ impl Index {
                     rule: id,
                     bit: u8::try_from(bit).expect("bit < 64"),
                 };
-                let indexed = match test {
-                    Test::Str(crate::condition::Cmp::Eq, v) => {
-                        index
-                            .text
-                            .entry(key)
-                            .or_default()
-                            .entry(v.clone())
-                            .or_default()
-                            .push(posting);
-                        true
+                let lists = &mut index.lists[key];
+                match test {
+                    Test::Str(Cmp::Eq, v) => {
+                        lists.text.entry(v.clone()).or_default().push(posting);
                     }
                     Test::StrSet(set) => {
-                        let map = index.text.entry(key).or_default();
                         for v in set {
-                            map.entry(v.clone()).or_default().push(posting);
+                            lists.text.entry(v.clone()).or_default().push(posting);
                         }
-                        true
                     }
-                    Test::Num(crate::condition::Cmp::Eq, v) => {
-                        index
-                            .number
-                            .entry(key)
-                            .or_default()
-                            .entry(v.normalize())
-                            .or_default()
-                            .push(posting);
-                        true
+                    Test::Num(Cmp::Eq, v) => {
+                        lists.number.entry(v.normalize()).or_default().push(posting);
                     }
                     Test::NumSet(set) => {
-                        let map = index.number.entry(key).or_default();
                         for v in set {
-                            map.entry(*v).or_default().push(posting);
+                            lists.number.entry(*v).or_default().push(posting);
                         }
-                        true
                     }
-                    _ => false,
-                };
-                if indexed {
-                    bit += 1;
+                    _ => return false,
                 }
-                indexed
+                bit += 1;
+                true
             };
+            let mut exact = true;
             if let Some(channel) = channels[rule.campaign as usize] {
-                add(
-                    &mut index,
-                    Key::Channel,
-                    &Test::Str(crate::condition::Cmp::Eq, channel.into()),
-                );
+                let key = index.channel_key();
+                exact &= add(&mut index, key, &Test::Str(Cmp::Eq, channel.into()));
             }
             for group in &rule.groups {
                 // Only conjunctive groups give necessary conditions.
                 if group.match_kind != MatchKind::All {
+                    exact = false;
                     continue;
                 }
+                exact &= group.item.is_empty();
                 for c in group.plain.iter().chain(&group.item) {
-                    let indexable_input =
-                        matches!(c.input, InputRef::Slot(_) | InputRef::Sku | InputRef::Tags);
-                    if indexable_input && !c.cond.negated {
-                        add(&mut index, Key::Input(c.input), &c.cond.test);
+                    match index.key(c.input) {
+                        Some(key) if indexable(c) => exact &= add(&mut index, key, &c.cond.test),
+                        _ => exact = false,
                     }
                 }
             }
             let full = if bit == 0 { 0 } else { u64::MAX >> (64 - bit) };
             index.full[r] = full;
+            index.exact[r] = exact;
             if full == 0 {
                 index.always.push(id);
             }
         }
         index
+    }
+
+    /// Whether a full mask proves that rule `r` holds.
+    pub(crate) fn is_exact(&self, r: usize) -> bool {
+        self.exact[r]
     }
 
     /// The candidate rules of a request, in rule order.
@@ -175,11 +201,13 @@ impl Index {
                     *m |= 1 << p.bit;
                 }
             };
-            for (key, value) in req.indexed_values() {
-                self.probe(key_of(key), value, &mut hit);
+            for (input, value) in req.indexed_values() {
+                if let Some(key) = self.key(input) {
+                    self.probe(key, value, &mut hit);
+                }
             }
             if let Some(channel) = req.channel() {
-                self.probe(Key::Channel, channel, &mut hit);
+                self.probe(self.channel_key(), channel, &mut hit);
             }
             let mut out: Vec<u32> = Vec::with_capacity(touched.len() + self.always.len());
             for &r in touched.iter() {
@@ -196,18 +224,15 @@ impl Index {
         })
     }
 
-    fn probe(&self, key: Key, value: &Field, hit: &mut impl FnMut(&[Posting])) {
-        if let Some(p) = self.text.get(&key).and_then(|m| m.get(value.text())) {
+    fn probe(&self, key: usize, value: &Field, hit: &mut impl FnMut(&[Posting])) {
+        let lists = &self.lists[key];
+        if let Some(p) = lists.text.get(value.text()) {
             hit(p);
         }
-        if let Some(map) = self.number.get(&key) {
-            if let Some(p) = value.num().and_then(|n| map.get(&n.normalize())) {
+        if !lists.number.is_empty() {
+            if let Some(p) = value.num().and_then(|n| lists.number.get(&n.normalize())) {
                 hit(p);
             }
         }
     }
-}
-
-fn key_of(input: InputRef) -> Key {
-    Key::Input(input)
 }

@@ -14,6 +14,7 @@ mod plan;
 mod redeem;
 mod request;
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
@@ -26,8 +27,8 @@ pub use redeem::PlannedRedemption;
 pub use request::{check_limits, Prepared};
 
 use crate::campaign::{
-    ActionMatch, CampaignRef, Explanation, QuotaCharge, RedeemRequest, RuleRef, SearchRequest,
-    ThenOperator,
+    ActionMatch, CampaignRef, Explanation, QuotaCharge, RedeemRequest, Rule, RuleRef,
+    SearchRequest, Then, ThenOperator,
 };
 use crate::Result;
 use eval::{explain, explanation, rule_valid_at, Evaluator};
@@ -49,16 +50,52 @@ pub struct Engine {
 }
 
 /// A campaign that fired in a search.
+///
+/// It borrows the snapshot: a search that matches a thousand campaigns
+/// copies none of their rules or static benefits; [`ActionHit::to_match`]
+/// builds the owned wire form for the hits a response keeps.
 #[derive(Debug, Clone)]
 pub struct CampaignHit<'e> {
     /// The campaign.
     pub campaign: &'e CompiledCampaign,
     /// Its matched benefits, in rule then benefit order.
-    pub actions: Vec<ActionMatch>,
+    pub actions: Vec<ActionHit<'e>>,
     /// The charges a redemption of every matched benefit would make, for
     /// the read-only quota check of search; charges whose key cannot be
     /// built from this request are left out.
     pub charges: Vec<QuotaCharge>,
+}
+
+/// One matched benefit of a search, borrowing the snapshot.
+#[derive(Debug, Clone)]
+pub struct ActionHit<'e> {
+    /// The rule that fired.
+    pub rule: &'e Rule,
+    /// The benefit: lent when static, else with formulas evaluated and
+    /// placeholders substituted for this request.
+    pub action: Cow<'e, Then>,
+}
+
+impl ActionHit<'_> {
+    /// The owned wire form, as the search response shows it.
+    pub fn to_match(&self, campaign: &CompiledCampaign) -> ActionMatch {
+        ActionMatch {
+            rule: RuleRef {
+                id: self.rule.id.clone(),
+                name: self.rule.name.clone(),
+                then_operator: self.rule.then_operator.clone(),
+            },
+            campaign: campaign_ref(campaign),
+            action: self.action.clone().into_owned(),
+        }
+    }
+}
+
+impl CampaignHit<'_> {
+    /// The matched benefits in wire form.
+    pub fn action_matches(&self) -> impl Iterator<Item = ActionMatch> + '_ {
+        self.actions.iter().map(|a| a.to_match(self.campaign))
+    }
 }
 
 /// The pure part of a search.
@@ -80,7 +117,7 @@ impl Engine {
                 .cmp(&(b.campaign.priority, &b.campaign.ref_code))
         });
         let mut symbols = Symbols::default();
-        let rules = plan::build(&campaigns, &mut symbols);
+        let mut rules = plan::build(&campaigns, &mut symbols);
         let mut first_rule = Vec::with_capacity(campaigns.len() + 1);
         let mut next = 0;
         for cc in &campaigns {
@@ -92,7 +129,10 @@ impl Engine {
             .iter()
             .map(|c| c.campaign.channel.as_deref())
             .collect();
-        let index = Index::build(&rules, &channels);
+        let index = Index::build(&rules, &channels, symbols.len());
+        for (r, rule) in rules.iter_mut().enumerate() {
+            rule.exact = index.is_exact(r);
+        }
         let by_code = campaigns
             .iter()
             .enumerate()
@@ -147,7 +187,7 @@ impl Engine {
     ) -> Result<SearchOutcome<'_>> {
         let prepared = self.prepare(request)?;
         let candidates = self.index.candidates(&prepared);
-        Ok(self.search_rules(&prepared, &candidates, now, explain_misses))
+        Ok(self.search_rules(&prepared, &candidates, true, now, explain_misses))
     }
 
     /// The same as [`search`](Self::search), evaluating every rule one by
@@ -161,15 +201,17 @@ impl Engine {
         let prepared = self.prepare(request)?;
         let all: Vec<u32> =
             (0..u32::try_from(self.rules.len()).expect("fewer than 2^32 rules")).collect();
-        Ok(self.search_rules(&prepared, &all, now, explain_misses))
+        Ok(self.search_rules(&prepared, &all, false, now, explain_misses))
     }
 
     /// Evaluates the `candidates` rules (sorted) and, with `explain_misses`,
-    /// explains every running campaign that did not fire.
+    /// explains every running campaign that did not fire. `indexed`: the
+    /// candidates come from the index, so exact rules need no evaluation.
     fn search_rules(
         &self,
         req: &Prepared<'_>,
         candidates: &[u32],
+        indexed: bool,
         now: DateTime<Utc>,
         explain_misses: bool,
     ) -> SearchOutcome<'_> {
@@ -199,7 +241,7 @@ impl Engine {
             let rules = candidates[start..i]
                 .iter()
                 .map(|&r| &self.rules[r as usize]);
-            match evaluate_campaign(cc, rules, req, now, &mut ev) {
+            match evaluate_campaign(cc, rules, indexed, req, now, &mut ev) {
                 Ok(hit) => {
                     if explain_misses {
                         fired[c] = true;
@@ -280,6 +322,7 @@ fn channel_ok(cc: &CompiledCampaign, req: &Prepared<'_>) -> bool {
 fn evaluate_campaign<'e, 'p>(
     cc: &'e CompiledCampaign,
     rules: impl Iterator<Item = &'p RulePlan>,
+    indexed: bool,
     req: &Prepared<'_>,
     now: DateTime<Utc>,
     ev: &mut Evaluator,
@@ -292,26 +335,20 @@ fn evaluate_campaign<'e, 'p>(
         if !rule_valid_at(source, now) {
             continue;
         }
-        let Some(held) = ev.rule(rule, req) else {
-            continue;
+        let held = if indexed && rule.exact {
+            // Exact rules have no item condition, so no matched item.
+            eval::Held(None)
+        } else {
+            let Some(held) = ev.rule(rule, req) else {
+                continue;
+            };
+            held
         };
         let item = held.0.map(|i| &req.items[i]);
         for (b, benefit) in cc.rules[r].benefits.iter().enumerate() {
-            match benefit::evaluate(
-                benefit,
-                &format!("rules[{r}].then[{b}]"),
-                item,
-                cc,
-                req,
-                now,
-            ) {
-                Ok(then) => actions.push(ActionMatch {
-                    rule: RuleRef {
-                        id: source.id.clone(),
-                        name: source.name.clone(),
-                        then_operator: source.then_operator.clone(),
-                    },
-                    campaign: campaign_ref(cc),
+            match benefit::evaluate(benefit, (r, b), item, cc, req, now) {
+                Ok(then) => actions.push(ActionHit {
+                    rule: source,
                     action: then,
                 }),
                 // A benefit that cannot be evaluated for this request is
@@ -333,12 +370,16 @@ fn evaluate_campaign<'e, 'p>(
     }
     // Quota keys for the read-only check, as a redemption of everything
     // matched would build them; a key this request cannot build is skipped.
-    let benefits: Vec<_> = actions.iter().map(|a| a.action.clone()).collect();
-    let charges = benefit::merge(
-        (0..cc.quotas.len())
-            .filter_map(|q| benefit::charge(cc, q, &benefits, req, now).ok())
-            .collect(),
-    );
+    let charges = if cc.quotas.is_empty() {
+        Vec::new()
+    } else {
+        let benefits: Vec<&Then> = actions.iter().map(|a| &*a.action).collect();
+        benefit::merge(
+            (0..cc.quotas.len())
+                .filter_map(|q| benefit::charge(cc, q, &benefits, req, now).ok())
+                .collect(),
+        )
+    };
     Ok(CampaignHit {
         campaign: cc,
         actions,

@@ -5,18 +5,18 @@
 //! its attributes looked up once), and evaluating a condition reads its
 //! input by slot — no hashing of names per condition.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::compile::CompiledCampaign;
 use crate::campaign::MatchKind;
 use crate::condition::{CompiledCondition, Target};
+use crate::hash::FxHashMap;
 
 /// Custom attribute names used by the conditions of a snapshot, each with a
 /// dense slot number.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Symbols {
-    slots: HashMap<Box<str>, u32>,
+    slots: FxHashMap<Box<str>, u32>,
 }
 
 impl Symbols {
@@ -88,6 +88,8 @@ pub(crate) struct RulePlan {
     /// Index of the rule in its campaign.
     pub(crate) rule: u32,
     pub(crate) groups: Vec<GroupPlan>,
+    /// Set by the index: a full index mask alone proves the rule holds.
+    pub(crate) exact: bool,
 }
 
 /// Builds the plans of `campaigns` (in snapshot order), interning names.
@@ -124,6 +126,7 @@ pub(crate) fn build(campaigns: &[Arc<CompiledCampaign>], symbols: &mut Symbols) 
                 campaign: u32::try_from(c).expect("fewer than 2^32 campaigns"),
                 rule: u32::try_from(r).expect("fewer than 2^32 rules"),
                 groups,
+                exact: false,
             });
         }
     }

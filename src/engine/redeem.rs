@@ -94,14 +94,8 @@ pub(crate) fn plan(
     let thens: Vec<Then> = selected
         .iter()
         .map(|&(r, b)| {
-            benefit::evaluate(
-                &cc.rules[r].benefits[b],
-                &format!("rules[{r}].then[{b}]"),
-                item_of(r),
-                cc,
-                req,
-                now,
-            )
+            benefit::evaluate(&cc.rules[r].benefits[b], (r, b), item_of(r), cc, req, now)
+                .map(std::borrow::Cow::into_owned)
         })
         .collect::<Result<_>>()?;
     let charges = benefit::charges(cc, &thens, req, now)?;

@@ -19,20 +19,20 @@ use crate::{Error, Result};
 
 /// A custom attribute as conditions see it.
 #[derive(Debug, Clone)]
-pub(crate) enum Attr {
-    One(Field),
-    Many(Vec<Field>),
+pub(crate) enum Attr<'r> {
+    One(Field<'r>),
+    Many(Vec<Field<'r>>),
     /// `null` or an object: present in JSON, but not comparable.
     Missing,
 }
 
-impl Attr {
-    fn from_json(v: &Value) -> Attr {
+impl<'r> Attr<'r> {
+    fn from_json(v: &'r Value) -> Attr<'r> {
         match v {
             Value::Array(xs) => {
-                Attr::Many(xs.iter().filter_map(scalar_text).map(Field::new).collect())
+                Attr::Many(xs.iter().filter_map(scalar_cow).map(Field::new).collect())
             }
-            other => scalar_text(other).map_or(Attr::Missing, |t| Attr::One(Field::new(t))),
+            other => scalar_cow(other).map_or(Attr::Missing, |t| Attr::One(Field::new(t))),
         }
     }
 
@@ -42,6 +42,16 @@ impl Attr {
             Attr::Many(fs) => Input::Many(fs),
             Attr::Missing => Input::Missing,
         }
+    }
+}
+
+/// The text of a JSON scalar, borrowed when it is a string.
+fn scalar_cow(v: &Value) -> Option<Cow<'_, str>> {
+    match v {
+        Value::String(s) => Some(Cow::Borrowed(s)),
+        Value::Number(n) => Some(Cow::Owned(n.to_string())),
+        Value::Bool(b) => Some(Cow::Borrowed(if *b { "true" } else { "false" })),
+        Value::Null | Value::Array(_) | Value::Object(_) => None,
     }
 }
 
@@ -57,17 +67,17 @@ pub(crate) fn scalar_text(v: &Value) -> Option<String> {
 
 /// One cart item, prepared.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Item {
-    pub(crate) name: Option<Field>,
-    pub(crate) sku: Option<Field>,
-    pub(crate) amount: Option<Field>,
-    pub(crate) price: Option<Field>,
-    pub(crate) tags: Vec<Field>,
+pub(crate) struct Item<'r> {
+    pub(crate) name: Option<Field<'r>>,
+    pub(crate) sku: Option<Field<'r>>,
+    pub(crate) amount: Option<Field<'r>>,
+    pub(crate) price: Option<Field<'r>>,
+    pub(crate) tags: Vec<Field<'r>>,
 }
 
-impl Item {
-    fn new(item: &CartItem) -> Item {
-        let field = |s: &Option<Scalar>| s.as_ref().map(|s| Field::new(s.as_text()));
+impl<'r> Item<'r> {
+    fn new(item: &'r CartItem) -> Item<'r> {
+        let field = |s: &'r Option<Scalar>| s.as_ref().map(|s| Field::new(s.as_text()));
         Item {
             name: item.name.as_deref().map(Field::new),
             sku: field(&item.sku),
@@ -96,11 +106,11 @@ pub struct Prepared<'r> {
     pub(crate) request: &'r SearchRequest,
     /// Custom attributes by slot of the snapshot's symbols; names no
     /// condition reads are not prepared at all.
-    attrs: Vec<Attr>,
-    total_price: Option<Field>,
-    currency: Option<Field>,
-    channel: Option<Field>,
-    pub(crate) items: Vec<Item>,
+    attrs: Vec<Attr<'r>>,
+    total_price: Option<Field<'r>>,
+    currency: Option<Field<'r>>,
+    channel: Option<Field<'r>>,
+    pub(crate) items: Vec<Item<'r>>,
 }
 
 impl<'r> Prepared<'r> {
@@ -139,16 +149,16 @@ impl<'r> Prepared<'r> {
     }
 
     /// The request's channel.
-    pub(crate) fn channel(&self) -> Option<&Field> {
+    pub(crate) fn channel(&self) -> Option<&Field<'r>> {
         self.channel.as_ref()
     }
 
     /// Every value the index looks up: each custom attribute value, each
     /// item's sku and each of its tags.
-    pub(crate) fn indexed_values(&self) -> impl Iterator<Item = (InputRef, &Field)> + '_ {
+    pub(crate) fn indexed_values(&self) -> impl Iterator<Item = (InputRef, &Field<'r>)> + '_ {
         let attrs = self.attrs.iter().enumerate().flat_map(|(slot, attr)| {
             let slot = InputRef::Slot(u32::try_from(slot).expect("slots fit u32"));
-            let fields: &[Field] = match attr {
+            let fields: &[Field<'r>] = match attr {
                 Attr::One(f) => std::slice::from_ref(f),
                 Attr::Many(fs) => fs,
                 Attr::Missing => &[],
@@ -184,8 +194,8 @@ impl<'r> Prepared<'r> {
 }
 
 /// The input of an item condition on one item.
-pub(crate) fn item_input(item: &Item, input: InputRef) -> Input<'_> {
-    fn opt(f: Option<&Field>) -> Input<'_> {
+pub(crate) fn item_input<'a>(item: &'a Item<'_>, input: InputRef) -> Input<'a> {
+    fn opt<'a>(f: Option<&'a Field<'_>>) -> Input<'a> {
         f.map_or(Input::Missing, Input::One)
     }
     match input {

@@ -336,7 +336,16 @@ mod index_exactness {
                         &format!("r{r}"),
                         "AND",
                         json!(groups),
-                        json!([benefit(&format!("b{r}"), json!([]))]),
+                        // Static benefits are lent, templated ones built per
+                        // request (`${sku}` from the matched item, if any).
+                        json!([benefit(
+                            &format!("b{r}"),
+                            if r % 2 == 0 {
+                                json!([{"attribute": "p", "value": "5"}])
+                            } else {
+                                json!([{"attribute": "s", "value": "${sku}"}])
+                            }
+                        )]),
                     )
                 })
                 .collect();
@@ -376,9 +385,11 @@ mod index_exactness {
             .map(|h| {
                 (
                     h.campaign.campaign.ref_code.clone(),
+                    // The whole evaluated benefit, not just its ref: search
+                    // lends static benefits and builds the others.
                     h.actions
                         .iter()
-                        .map(|a| a.action.action_ref.clone())
+                        .map(|a| serde_json::to_string(&*a.action).unwrap())
                         .collect(),
                 )
             })

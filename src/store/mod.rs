@@ -16,6 +16,12 @@
 //! append gets the next `seq` of one store-wide order
 //! ([`ContentStore`], [`ConsentLedger`]).
 //!
+//! Backends: [`memory::MemoryStore`] (feature `memory`, the reference model
+//! every other store is tested against), `sqlite::SqliteStore` (feature
+//! `sqlite`: one file, several processes) and `postgres::PostgresStore`
+//! (feature `postgres`: many server processes on one database). Their
+//! schemas are versioned migrations under `migrations/`, run on open.
+//!
 //! **Architecture invariant:** driver error types never cross this boundary;
 //! backends map them to [`Error`](crate::Error) with
 //! [`ErrorKind::Unavailable`](crate::ErrorKind::Unavailable) (retry) or
@@ -33,6 +39,12 @@ pub use campaign::{
 
 #[cfg(feature = "memory")]
 pub mod memory;
+#[cfg(feature = "postgres")]
+pub mod postgres;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod sql;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
 
 /// Every storage role: what one backend provides to both services.
 pub trait Store: CampaignStore + RedemptionStore + ConsentStore + 'static {}

@@ -1,29 +1,51 @@
 //! Store behaviour suites: one body of tests, run against every store.
 //!
 //! The memory store is the reference model; every other store must pass the
-//! same suite. Each test isolates itself in its own random project id, so
-//! one database may serve the whole suite (tests run in parallel).
+//! same suites, run by one runner file per store (`tests/store_memory.rs`,
+//! `tests/store_sqlite.rs`, `tests/store_postgres.rs`). Each test isolates
+//! itself in its own random project id, so one database serves the whole
+//! suite and the tests run in parallel.
 //!
-//! # Running the consent suite on a store
+//! # The campaign-store suite
 //!
-//! In `tests/store_<name>.rs`:
+//! A runner declares `mod suite;`, writes a fixture that opens a fresh store
+//! (or returns `None`, after saying why, to skip), and expands the macro:
 //!
 //! ```ignore
 //! mod suite;
 //!
+//! async fn fixture() -> Option<(Arc<MyStore>, suite::Guard)> {
+//!     Some((Arc::new(MyStore::new()), Box::new(())))
+//! }
+//!
+//! suite::campaign_store::campaign_store_tests!(fixture);
+//! ```
+//!
+//! `workers` spawns this test binary again as separate OS processes, for
+//! the guarantees that must hold across processes.
+//!
+//! # The consent suite
+//!
+//! ```ignore
 //! // An expression (usually an `async` block) that yields an `Arc<S>` with
 //! // `S: accord::store::ConsentStore + 'static`. It is evaluated once per
 //! // test, inside the test's tokio runtime.
-//! suite::consent::consent_suite!(async {
-//!     std::sync::Arc::new(accord::store::sqlite::SqliteStore::connect("sqlite::memory:").await.expect("store"))
-//! });
+//! suite::consent::consent_suite!(async { std::sync::Arc::new(MyStore::new()) });
 //! ```
 //!
-//! The macro expands to one `#[tokio::test]` per behaviour (named after the
-//! `pub async fn` in [`consent`] it calls) plus a proptest, so a failure
-//! names the behaviour. The functions can also be called directly with an
-//! `Arc<S>`.
-#![allow(dead_code, unused_macros)] // each test binary uses a part
+//! The macros expand to one `#[tokio::test]` per behaviour (named after the
+//! `pub async fn` it calls), so a failure names the behaviour.
+
+// Each runner uses a different part of the helpers. The helpers are test
+// code (clippy's allow-unwrap-in-tests only reaches `#[test]` functions):
+// a failed unwrap is a failed test, with the error in the message.
+#![allow(dead_code, unused_imports, unused_macros, clippy::unwrap_used)]
 #![allow(clippy::too_many_lines)] // a behaviour reads best as one story
 
+pub mod campaign_store;
 pub mod consent;
+pub mod workers;
+
+/// Whatever a fixture must keep alive while its store is in use (a
+/// temporary directory, …).
+pub type Guard = Box<dyn std::any::Any + Send>;

@@ -106,7 +106,14 @@ impl CampaignStore for MemoryStore {
                 "a campaign with this id already exists",
             ));
         }
-        s.campaigns.insert(key, campaign.clone());
+        // `active` is computed at response time, never stored (as in SQL stores).
+        s.campaigns.insert(
+            key,
+            Campaign {
+                active: false,
+                ..campaign.clone()
+            },
+        );
         s.bump(&campaign.project_id);
         Ok(())
     }
@@ -123,7 +130,14 @@ impl CampaignStore for MemoryStore {
         if s.code_taken(campaign) {
             return Err(duplicate_code(campaign));
         }
-        s.campaigns.insert(key, campaign.clone());
+        // `active` is computed at response time, never stored (as in SQL stores).
+        s.campaigns.insert(
+            key,
+            Campaign {
+                active: false,
+                ..campaign.clone()
+            },
+        );
         s.bump(&campaign.project_id);
         Ok(())
     }

@@ -1,0 +1,134 @@
+//! The PostgreSQL store (feature `postgres`): many server processes sharing
+//! one database.
+//!
+//! Every guarantee holds across processes because the database enforces it,
+//! not the process: a quota charge is one guarded upsert
+//! (`INSERT … ON CONFLICT … DO UPDATE … WHERE used + n <= limit RETURNING`),
+//! an idempotency key is claimed by a unique index, a campaign update locks
+//! its row. Transactions run at READ COMMITTED; one that the database
+//! aborts as a deadlock victim or a serialization failure is run again, a
+//! few times, before the call fails as
+//! [`Unavailable`](crate::ErrorKind::Unavailable).
+
+mod campaign;
+mod redemption;
+
+use std::future::Future;
+use std::time::Duration;
+
+use sqlx::postgres::{PgPool, PgPoolOptions};
+
+use super::sql::{db_error, migrate_error};
+use crate::{Error, Result};
+
+/// The schema, embedded at compile time from `migrations/postgres`.
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
+
+/// Connections of the pool [`PostgresStore::connect`] opens.
+const POOL_SIZE: u32 = 10;
+
+/// How long a call waits for a free connection before failing as
+/// [`Unavailable`](crate::ErrorKind::Unavailable).
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Runs of a transaction the database aborted as a deadlock victim or a
+/// serialization failure, before giving up.
+const MAX_ATTEMPTS: u32 = 5;
+
+/// A store on a PostgreSQL database. Cheap to clone: clones share the
+/// connection pool.
+///
+/// ```no_run
+/// # async fn demo() -> accord::Result<()> {
+/// use accord::store::postgres::PostgresStore;
+/// let store = PostgresStore::connect("postgres://accord@db.internal/accord").await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct PostgresStore {
+    pool: PgPool,
+}
+
+impl PostgresStore {
+    /// Connects a pool of 10 connections to `url`
+    /// (`postgres://user:password@host:5432/database`; libpq-style query
+    /// parameters such as `sslmode` and `options` are understood) and
+    /// migrates the database.
+    pub async fn connect(url: &str) -> Result<PostgresStore> {
+        let pool = PgPoolOptions::new()
+            .max_connections(POOL_SIZE)
+            .acquire_timeout(ACQUIRE_TIMEOUT)
+            .connect(url)
+            .await
+            .map_err(db_error)?;
+        PostgresStore::from_pool(pool).await
+    }
+
+    /// A store on a pool the application configured itself; migrates the
+    /// database. (Concurrent migrations from several processes are safe:
+    /// sqlx serialises them with an advisory lock.)
+    pub async fn from_pool(pool: PgPool) -> Result<PostgresStore> {
+        MIGRATOR.run(&pool).await.map_err(migrate_error)?;
+        Ok(PostgresStore { pool })
+    }
+
+    /// Closes every connection, waiting for them to finish.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+
+    pub(crate) fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+}
+
+/// Why one run of a transaction failed.
+pub(crate) enum Abort {
+    /// The database said no; maybe only this time.
+    Db(sqlx::Error),
+    /// Anything else: final.
+    Fail(Error),
+}
+
+impl From<sqlx::Error> for Abort {
+    fn from(e: sqlx::Error) -> Self {
+        Abort::Db(e)
+    }
+}
+
+impl From<Error> for Abort {
+    fn from(e: Error) -> Self {
+        Abort::Fail(e)
+    }
+}
+
+/// Whether the database aborted a transaction that may simply be run again:
+/// serialization failure (40001) or deadlock victim (40P01).
+fn is_retryable(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Database(db)
+        if db.code().is_some_and(|c| c == "40001" || c == "40P01"))
+}
+
+/// Runs the transaction `attempt` until it neither succeeds nor is aborted
+/// by a retryable error, at most [`MAX_ATTEMPTS`] times. Each run must begin
+/// and end its own transaction (an error drops it, which rolls it back).
+pub(crate) async fn retry<T, F, Fut>(mut attempt: F) -> Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = std::result::Result<T, Abort>>,
+{
+    let mut run = 1;
+    loop {
+        match attempt().await {
+            Ok(v) => return Ok(v),
+            Err(Abort::Db(e)) if run < MAX_ATTEMPTS && is_retryable(&e) => {
+                // A short, growing pause lets the transaction we collided
+                // with finish first.
+                tokio::time::sleep(Duration::from_millis(2 << run)).await;
+                run += 1;
+            }
+            Err(Abort::Db(e)) => return Err(db_error(e)),
+            Err(Abort::Fail(e)) => return Err(e),
+        }
+    }
+}

@@ -1,0 +1,316 @@
+//! What the SQLite and PostgreSQL stores share: mapping driver errors to
+//! [`Error`], the JSON shapes of the document columns, the campaign list's
+//! `ORDER BY`, and the search columns of its `q` filter.
+//!
+//! Nothing here is public: driver types stay inside the store modules.
+
+use std::fmt::Write as _;
+
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+
+use crate::campaign::{ActionTx, Campaign, Quota};
+use crate::store::{CampaignSort, SortDirection};
+use crate::{Error, Result};
+
+/// Maps a driver error: the store cannot be reached (connection, I/O, pool
+/// timeout, a database that is shutting down or locked past the busy
+/// timeout) is [`Unavailable`](crate::ErrorKind::Unavailable), the caller
+/// may retry; anything else is [`Internal`](crate::ErrorKind::Internal).
+/// Expected constraint violations are recognised by the callers first
+/// ([`is_unique_violation`]) and turned into conflicts.
+pub(crate) fn db_error(e: sqlx::Error) -> Error {
+    let transient = match &e {
+        sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed => true,
+        sqlx::Error::Database(db) => is_transient_database_error(&**db),
+        _ => false,
+    };
+    if transient {
+        Error::unavailable(e)
+    } else {
+        Error::internal(e)
+    }
+}
+
+/// Database errors that mean "not now" rather than "never". Dispatched on
+/// the driver's error type: both report codes as digit strings at times
+/// (SQLite `"5"`, PostgreSQL `"08006"`), so the text alone cannot say whose
+/// code it is.
+fn is_transient_database_error(db: &dyn sqlx::error::DatabaseError) -> bool {
+    #[cfg(feature = "sqlite")]
+    if db.try_downcast_ref::<sqlx::sqlite::SqliteError>().is_some() {
+        return db.code().is_some_and(|c| is_transient_sqlite(&c));
+    }
+    #[cfg(feature = "postgres")]
+    if let Some(e) = db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>() {
+        return is_transient_sqlstate(e.code());
+    }
+    false
+}
+
+/// SQLite result codes, primary or extended (the primary code is the low
+/// byte): busy or locked past the busy timeout, I/O error, disk full,
+/// cannot open the file.
+#[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+fn is_transient_sqlite(code: &str) -> bool {
+    code.parse::<i32>().is_ok_and(|n| {
+        matches!(
+            n & 0xff,
+            5 /* BUSY */ | 6 /* LOCKED */ | 10 /* IOERR */ | 13 /* FULL */ | 14 /* CANTOPEN */
+        )
+    })
+}
+
+/// PostgreSQL SQLSTATEs: connection exceptions (08…), insufficient
+/// resources (53…, e.g. too many connections), operator intervention
+/// (57P01 admin shutdown, 57P02 crash shutdown, 57P03 cannot connect now),
+/// and serialization failures or deadlocks that outlived the retries
+/// (40001, 40P01).
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+fn is_transient_sqlstate(code: &str) -> bool {
+    code.starts_with("08")
+        || code.starts_with("53")
+        || matches!(code, "57P01" | "57P02" | "57P03" | "40001" | "40P01")
+}
+
+/// Whether `e` is a unique violation whose constraint (PostgreSQL) or
+/// message (SQLite names the columns) mentions `what`.
+pub(crate) fn is_unique_violation(e: &sqlx::Error, what: &str) -> bool {
+    match e {
+        sqlx::Error::Database(db) if db.is_unique_violation() => {
+            db.constraint().is_some_and(|c| c.contains(what)) || db.message().contains(what)
+        }
+        _ => false,
+    }
+}
+
+/// Maps a migration failure.
+pub(crate) fn migrate_error(e: sqlx::migrate::MigrateError) -> Error {
+    match e {
+        sqlx::migrate::MigrateError::Execute(e) => db_error(e),
+        other => Error::internal(other),
+    }
+}
+
+/// A stored value that does not decode: a bug or a database edited by hand.
+pub(crate) fn corrupt(what: &str, detail: impl std::fmt::Display) -> Error {
+    Error::internal(format!("stored {what} does not decode: {detail}"))
+}
+
+/// The conflict of a second campaign with the same `refCode`.
+pub(crate) fn duplicate_ref_code(campaign: &Campaign) -> Error {
+    Error::conflict(
+        "duplicate_ref_code",
+        format!(
+            "a campaign with refCode {:?} already exists in this project",
+            campaign.ref_code
+        ),
+    )
+}
+
+/// The conflict of an update naming a version that is no longer stored
+/// (the memory store's wording).
+pub(crate) fn stale_version(stored: i64, expected: i64) -> Error {
+    Error::conflict(
+        "stale_version",
+        format!("the campaign is at version {stored}, not {expected}; reload it and apply the change again"),
+    )
+}
+
+/// A missing campaign on update.
+pub(crate) fn campaign_not_found() -> Error {
+    Error::not_found("campaign_not_found", "no such campaign")
+}
+
+/// The conflict of a second campaign with the same id.
+pub(crate) fn duplicate_id() -> Error {
+    Error::conflict("duplicate_id", "a campaign with this id already exists")
+}
+
+/// A quota as stored in the `quotas` JSON column. The limit is kept as a
+/// decimal string: the wire form of [`Quota`] writes it as a JSON number
+/// through `f64`, which is exact only up to 15 significant digits.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct StoredQuota {
+    id: Option<String>,
+    key: String,
+    value: Decimal,
+    value_field: Option<String>,
+    description: Option<String>,
+}
+
+/// The `quotas` column of a campaign.
+pub(crate) fn quotas_json(quotas: &[Quota]) -> Result<String> {
+    let stored: Vec<StoredQuota> = quotas
+        .iter()
+        .map(|q| StoredQuota {
+            id: q.id.clone(),
+            key: q.key.clone(),
+            value: q.value,
+            value_field: q.value_field.clone(),
+            description: q.description.clone(),
+        })
+        .collect();
+    serde_json::to_string(&stored).map_err(Error::internal)
+}
+
+/// Reads the `quotas` column back.
+pub(crate) fn quotas_from_json(json: &str) -> Result<Vec<Quota>> {
+    let stored: Vec<StoredQuota> =
+        serde_json::from_str(json).map_err(|e| corrupt("campaign quotas", e))?;
+    Ok(stored
+        .into_iter()
+        .map(|q| Quota {
+            id: q.id,
+            key: q.key,
+            value: q.value,
+            value_field: q.value_field,
+            description: q.description,
+        })
+        .collect())
+}
+
+/// The `rules` column of a campaign (rules hold only strings and
+/// timestamps, which serde writes exactly).
+pub(crate) fn rules_json(campaign: &Campaign) -> Result<String> {
+    serde_json::to_string(&campaign.rules).map_err(Error::internal)
+}
+
+/// Reads the `rules` column back.
+pub(crate) fn rules_from_json(json: &str) -> Result<Vec<crate::campaign::Rule>> {
+    serde_json::from_str(json).map_err(|e| corrupt("campaign rules", e))
+}
+
+/// The `action_txs` column of a redemption.
+pub(crate) fn action_txs_json(txs: &[ActionTx]) -> Result<String> {
+    serde_json::to_string(txs).map_err(Error::internal)
+}
+
+/// Reads the `action_txs` column back.
+pub(crate) fn action_txs_from_json(json: &str) -> Result<Vec<ActionTx>> {
+    serde_json::from_str(json).map_err(|e| corrupt("redemption actions", e))
+}
+
+/// The lowercased copies the list's `q` filter matches against. They are
+/// computed here, by the same `str::to_lowercase` the memory store uses, so
+/// that case folding (Unicode, not only ASCII) is the same in every store;
+/// SQLite's `lower()` folds ASCII only.
+pub(crate) struct SearchColumns {
+    pub name: String,
+    pub ref_code: String,
+    pub group_name: Option<String>,
+}
+
+impl SearchColumns {
+    pub(crate) fn of(c: &Campaign) -> Self {
+        SearchColumns {
+            name: c.name.to_lowercase(),
+            ref_code: c.ref_code.to_lowercase(),
+            group_name: c.group_name.as_deref().map(str::to_lowercase),
+        }
+    }
+}
+
+/// The `ORDER BY` of a campaign list: the query's keys, then `ref_code`,
+/// then `id` — the memory store's order. Built only from the closed set of
+/// column names below, never from caller text. Text columns compare
+/// bytewise in both databases (SQLite's BINARY collation; `COLLATE "C"` on
+/// the PostgreSQL columns), like Rust's `str` ordering.
+pub(crate) fn campaign_order_by(sort: &[(CampaignSort, SortDirection)]) -> String {
+    let mut out = String::from("ORDER BY ");
+    for (field, dir) in sort {
+        let column = match field {
+            CampaignSort::Name => "name",
+            CampaignSort::RefCode => "ref_code",
+            CampaignSort::Priority => "priority",
+            CampaignSort::StartDate => "start_date",
+            CampaignSort::EndDate => "end_date",
+            CampaignSort::CreatedDate => "created_date",
+            CampaignSort::LastModifiedDate => "last_modified_date",
+        };
+        let dir = match dir {
+            SortDirection::Asc => "ASC",
+            SortDirection::Desc => "DESC",
+        };
+        let _ = write!(out, "{column} {dir}, ");
+    }
+    out.push_str("ref_code ASC, id ASC");
+    out
+}
+
+/// `LIMIT`/`OFFSET` of a page, as the signed integers both databases bind.
+pub(crate) fn limit_offset(page: u32, size: u32) -> (i64, i64) {
+    (i64::from(size), i64::from(page) * i64::from(size))
+}
+
+/// The readiness probe of both SQL stores: one `SELECT 1` on a pooled
+/// connection. Any failure means "not ready now" (`Unavailable`), never an
+/// internal error: a probe answers 503 and the balancer routes elsewhere.
+#[cfg(feature = "sqlite")]
+impl crate::store::Ping for crate::store::sqlite::SqliteStore {
+    async fn ping(&self) -> Result<()> {
+        sqlx::query("SELECT 1")
+            .execute(self.pool())
+            .await
+            .map(|_| ())
+            .map_err(Error::unavailable)
+    }
+}
+
+#[cfg(feature = "postgres")]
+impl crate::store::Ping for crate::store::postgres::PostgresStore {
+    async fn ping(&self) -> Result<()> {
+        sqlx::query("SELECT 1")
+            .execute(self.pool())
+            .await
+            .map(|_| ())
+            .map_err(Error::unavailable)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn order_by_appends_tie_breaks() {
+        assert_eq!(campaign_order_by(&[]), "ORDER BY ref_code ASC, id ASC");
+        assert_eq!(
+            campaign_order_by(&[
+                (CampaignSort::Priority, SortDirection::Desc),
+                (CampaignSort::Name, SortDirection::Asc)
+            ]),
+            "ORDER BY priority DESC, name ASC, ref_code ASC, id ASC"
+        );
+    }
+
+    #[test]
+    fn transient_codes() {
+        assert!(is_transient_sqlite("5"));
+        assert!(is_transient_sqlite("517")); // SQLITE_BUSY_SNAPSHOT
+        assert!(!is_transient_sqlite("2067")); // SQLITE_CONSTRAINT_UNIQUE
+        assert!(is_transient_sqlstate("08006"));
+        assert!(is_transient_sqlstate("57P01"));
+        assert!(is_transient_sqlstate("40P01"));
+        // Digits, and 23505 & 0xff would be SQLite's BUSY: not transient.
+        assert!(!is_transient_sqlstate("23505"));
+    }
+
+    #[test]
+    fn quotas_keep_every_digit() {
+        let q = Quota {
+            id: None,
+            key: "k".into(),
+            value: "12345678901234567.891".parse().unwrap(),
+            value_field: None,
+            description: None,
+        };
+        let back = quotas_from_json(&quotas_json(std::slice::from_ref(&q)).unwrap()).unwrap();
+        assert_eq!(back, vec![q]);
+    }
+}

@@ -1,0 +1,176 @@
+//! The store behaviour suite on PostgreSQL, from `ACCORD_TEST_PG_URL`.
+//! Also: two OS processes sharing one database, and durability across a
+//! new pool.
+//!
+//! Without `ACCORD_TEST_PG_URL` every test says why it skips and passes —
+//! except when `CI` is set: there a missing URL fails the run, so CI can
+//! never skip this suite silently.
+//!
+//! Isolation: besides a random project per test, this test process works in
+//! a schema of its own (`accord_suite_<unix time>_<pid>`, migrated on first
+//! use; schemas of runs older than an hour are dropped). Several
+//! checkouts with different migrations can then share one test database.
+#![cfg(all(feature = "postgres", feature = "memory"))] // the memory store is the reference model
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used)]
+
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use accord::store::postgres::PostgresStore;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::Connection;
+use tokio::sync::OnceCell;
+
+mod suite;
+
+use suite::campaign_store::{
+    assert_shared_quota, durability_check, durability_write, shared_quota_campaign,
+};
+use suite::workers::{run_worker, spawn_workers, two_jobs, Job};
+
+const URL_ENV: &str = "ACCORD_TEST_PG_URL";
+
+/// Schemas of runs older than this are left-overs of earlier runs.
+const STALE_AFTER_SECS: u64 = 3600;
+
+/// The database URL, or `None` (after saying why) to skip.
+fn database_url() -> Option<String> {
+    match std::env::var(URL_ENV) {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "{URL_ENV} is not set, but CI is: the PostgreSQL store suite must run in CI \
+                 (.ci/run sets {URL_ENV} to the machine's server)"
+            );
+            eprintln!(
+                "skipped: set {URL_ENV} (e.g. postgres://postgres@127.0.0.1:5432/test) \
+                 to run the PostgreSQL store suite"
+            );
+            None
+        }
+    }
+}
+
+static SCHEMA: OnceCell<String> = OnceCell::const_new();
+
+/// This process's schema: created on first use, after dropping stale ones.
+async fn schema(url: &str) -> String {
+    SCHEMA
+        .get_or_init(|| async {
+            let now = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap()
+                .as_secs();
+            let name = format!("accord_suite_{now}_{}", std::process::id());
+            let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
+            let existing: Vec<String> = sqlx::query_scalar(
+                "SELECT nspname::text FROM pg_namespace WHERE nspname LIKE 'accord\\_suite\\_%'",
+            )
+            .fetch_all(&mut conn)
+            .await
+            .unwrap();
+            for old in existing {
+                let created = old
+                    .split('_')
+                    .nth(2)
+                    .and_then(|s| s.parse::<u64>().ok())
+                    .unwrap_or(now);
+                if now.saturating_sub(created) > STALE_AFTER_SECS {
+                    // Another process may be dropping it too.
+                    let _ = sqlx::query(&format!("DROP SCHEMA IF EXISTS \"{old}\" CASCADE"))
+                        .execute(&mut conn)
+                        .await;
+                }
+            }
+            sqlx::query(&format!("CREATE SCHEMA IF NOT EXISTS \"{name}\""))
+                .execute(&mut conn)
+                .await
+                .unwrap();
+            name
+        })
+        .await
+        .clone()
+}
+
+/// A store on a new pool whose connections work in `schema`.
+async fn open(url: &str, schema: &str) -> PostgresStore {
+    let options = PgConnectOptions::from_str(url)
+        .unwrap()
+        .options([("search_path", schema)]);
+    let pool = PgPoolOptions::new()
+        .max_connections(8)
+        .connect_with(options)
+        .await
+        .unwrap();
+    PostgresStore::from_pool(pool).await.unwrap()
+}
+
+async fn fixture() -> Option<(Arc<PostgresStore>, suite::Guard)> {
+    let url = database_url()?;
+    let schema = schema(&url).await;
+    Some((Arc::new(open(&url, &schema).await), Box::new(())))
+}
+
+suite::campaign_store::campaign_store_tests!(fixture);
+
+#[tokio::test(flavor = "multi_thread")]
+async fn acknowledged_writes_survive_a_new_pool() {
+    let Some(url) = database_url() else { return };
+    let schema = schema(&url).await;
+    let store = open(&url, &schema).await;
+    let written = durability_write(&store).await;
+    store.close().await;
+    drop(store);
+    // Reconnect through the URL this time (libpq-style `options`).
+    let sep = if url.contains('?') { '&' } else { '?' };
+    let reconnect = format!("{url}{sep}options=-c%20search_path%3D{schema}");
+    let reopened = PostgresStore::connect(&reconnect).await.unwrap();
+    durability_check(&reopened, &written).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn unreachable_server_is_unavailable() {
+    // Nothing listens on port 1 of the loopback interface. (A short acquire
+    // timeout: `connect` keeps trying for its 10 s before giving up.)
+    let pool = PgPoolOptions::new()
+        .acquire_timeout(std::time::Duration::from_secs(1))
+        .connect_lazy("postgres://postgres@127.0.0.1:1/none")
+        .unwrap();
+    let err = PostgresStore::from_pool(pool).await.unwrap_err();
+    assert_eq!(err.kind(), accord::ErrorKind::Unavailable, "{err:?}");
+    assert_eq!(err.code(), "store_unavailable");
+}
+
+/// 64 redeems against a quota of 50, split between two worker processes,
+/// each with its own pool on the same database: exactly 50 succeed in total.
+#[tokio::test(flavor = "multi_thread")]
+async fn two_processes_share_one_quota() {
+    let Some(url) = database_url() else { return };
+    let schema = schema(&url).await;
+    let store = open(&url, &schema).await;
+    let c = shared_quota_campaign(&store).await;
+    let barrier = tempfile::tempdir().unwrap();
+
+    let jobs = two_jobs(&url, Some(&schema), &c, 64, "50", barrier.path());
+    let reports = spawn_workers("two_process_worker", jobs).await;
+    eprintln!("postgres workers: {reports:?}");
+    assert_eq!(reports.iter().map(|r| r.recorded).sum::<usize>(), 50);
+    assert_eq!(reports.iter().map(|r| r.exceeded).sum::<usize>(), 14);
+    assert_shared_quota(&store, &c, 50).await;
+}
+
+/// The child process of `two_processes_share_one_quota`; does nothing when
+/// run by hand without a job.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "worker process of two_processes_share_one_quota, started by it"]
+async fn two_process_worker() {
+    let Some(job) = Job::from_env() else {
+        return;
+    };
+    let schema = job.schema.clone().expect("the parent names its schema");
+    let store = open(&job.store, &schema).await;
+    run_worker(Arc::new(store), &job).await;
+}
