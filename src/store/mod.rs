@@ -29,6 +29,9 @@
 
 mod campaign;
 mod consent;
+mod ping;
+
+pub use ping::Ping;
 
 pub use consent::{ConsentLedger, ConsentStore, ContentStore};
 
@@ -94,15 +97,6 @@ impl<T> Page<T> {
             total: self.total,
         }
     }
-}
-
-/// Whether the backing database answers now: the readiness probe of a
-/// server (`GET /readyz`).
-pub trait Ping: Send + Sync {
-    /// `Ok` when the store can serve requests now; an
-    /// [`Unavailable`](crate::ErrorKind::Unavailable) error otherwise. Cheap
-    /// (one round trip at most) and free of side effects.
-    fn ping(&self) -> impl std::future::Future<Output = crate::Result<()>> + Send;
 }
 
 /// Checks a page size: 1 to [`MAX_PAGE_SIZE`].

@@ -248,31 +248,6 @@ pub(crate) fn limit_offset(page: u32, size: u32) -> (i64, i64) {
     (i64::from(size), i64::from(page) * i64::from(size))
 }
 
-/// The readiness probe of both SQL stores: one `SELECT 1` on a pooled
-/// connection. Any failure means "not ready now" (`Unavailable`), never an
-/// internal error: a probe answers 503 and the balancer routes elsewhere.
-#[cfg(feature = "sqlite")]
-impl crate::store::Ping for crate::store::sqlite::SqliteStore {
-    async fn ping(&self) -> Result<()> {
-        sqlx::query("SELECT 1")
-            .execute(self.pool())
-            .await
-            .map(|_| ())
-            .map_err(Error::unavailable)
-    }
-}
-
-#[cfg(feature = "postgres")]
-impl crate::store::Ping for crate::store::postgres::PostgresStore {
-    async fn ping(&self) -> Result<()> {
-        sqlx::query("SELECT 1")
-            .execute(self.pool())
-            .await
-            .map(|_| ())
-            .map_err(Error::unavailable)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
