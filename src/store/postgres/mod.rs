@@ -11,6 +11,7 @@
 //! [`Unavailable`](crate::ErrorKind::Unavailable).
 
 mod campaign;
+mod consent;
 mod redemption;
 
 use std::future::Future;

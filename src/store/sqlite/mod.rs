@@ -15,6 +15,7 @@
 //! throughput.
 
 mod campaign;
+mod consent;
 mod redemption;
 
 use std::str::FromStr;
