@@ -4,7 +4,9 @@
 //! Every append is one statement: `seq` comes from the `consent_seq`
 //! sequence (the column default of both tables), a replace is an
 //! `INSERT … SELECT` from the expected version that the primary key lets
-//! through once. Lists translate [`crate::consent::query`] into SQL over the
+//! through once. A single-row statement at READ COMMITTED waits on at most
+//! one other writer, so it cannot be a deadlock victim and needs no
+//! [`retry`](super::retry). Lists translate [`crate::consent::query`] into SQL over the
 //! `content_current` view: filters as `jsonb` containment (served by the
 //! GIN index), sorts on the typed values (`numeric`, text `COLLATE "C"`,
 //! `boolean`).
