@@ -1,13 +1,14 @@
 //! The consent behaviour suite, through [`ConsentService`] over any
 //! [`ConsentStore`], with a [`ManualClock`]: application-facing operations
 //! ([`app`]), the content store ([`content`]), behaviours over time
-//! ([`story`]), the purpose-flag proptest ([`props`]) and the store
-//! contract itself ([`store`]: lists equal to the memory store's, races,
-//! one `seq` order, durability). This file holds the macro that
+//! ([`story`]), the purpose-flag proptest ([`props`]), lists equal to the
+//! memory store's ([`lists`]) and the store contract itself ([`store`]:
+//! races, one `seq` order, errors, durability). This file holds the macro that
 //! instantiates the suite and the shared fixture.
 
 pub mod app;
 pub mod content;
+pub mod lists;
 pub mod props;
 pub mod store;
 pub mod story;
@@ -51,14 +52,14 @@ macro_rules! consent_suite {
             content::concurrent_puts_keep_every_version,
             content::content_errors,
             content::acceptance_via_content_store,
-            store::list_matches_memory_table,
+            lists::list_matches_memory_table,
             store::concurrent_replaces_of_one_version_one_wins,
             store::concurrent_acceptances_of_one_subject,
             store::store_errors,
         );
         $crate::suite::consent::consent_suite!(@blocking $fixture;
             props::purpose_flag_is_latest_event,
-            store::list_matches_memory_proptest,
+            lists::list_matches_memory_proptest,
         );
     };
     (@tests $fixture:path; $($module:ident :: $name:ident),* $(,)?) => {
