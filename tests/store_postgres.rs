@@ -1,4 +1,5 @@
-//! The store behaviour suite on PostgreSQL, from `ACCORD_TEST_PG_URL`.
+//! The store behaviour suites (campaign and consent) on PostgreSQL, from
+//! `ACCORD_TEST_PG_URL`.
 //! Also: two OS processes sharing one database, and durability across a
 //! new pool.
 //!
@@ -116,6 +117,17 @@ async fn fixture() -> Option<(Arc<PostgresStore>, suite::Guard)> {
 
 suite::campaign_store::campaign_store_tests!(fixture);
 
+mod consent {
+    crate::suite::consent::consent_suite!(super::fixture);
+}
+
+/// `PostgresStore` provides every storage role (checked at compile time).
+#[test]
+fn postgres_store_is_a_store() {
+    fn is_store<S: accord::store::Store>() {}
+    is_store::<PostgresStore>();
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn acknowledged_writes_survive_a_new_pool() {
     let Some(url) = database_url() else { return };
@@ -129,6 +141,18 @@ async fn acknowledged_writes_survive_a_new_pool() {
     let reconnect = format!("{url}{sep}options=-c%20search_path%3D{schema}");
     let reopened = PostgresStore::connect(&reconnect).await.unwrap();
     durability_check(&reopened, &written).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn consent_history_survives_a_new_pool() {
+    let Some(url) = database_url() else { return };
+    let schema = schema(&url).await;
+    let store = open(&url, &schema).await;
+    let written = suite::consent::store::durability_write(&store).await;
+    store.close().await;
+    drop(store);
+    let reopened = open(&url, &schema).await;
+    suite::consent::store::durability_check(&reopened, &written).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

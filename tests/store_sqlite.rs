@@ -1,5 +1,6 @@
-//! The store behaviour suite on SQLite: a temporary database file per test.
-//! Also: two OS processes sharing one file, and durability across a reopen.
+//! The store behaviour suites (campaign and consent) on SQLite: a temporary
+//! database file per test. Also: two OS processes sharing one file, and
+//! durability across a reopen.
 #![cfg(all(feature = "sqlite", feature = "memory"))] // the memory store is the reference model
 // Test code: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used)]
@@ -24,6 +25,17 @@ async fn fixture() -> Option<(Arc<SqliteStore>, suite::Guard)> {
 }
 
 suite::campaign_store::campaign_store_tests!(fixture);
+
+mod consent {
+    crate::suite::consent::consent_suite!(super::fixture);
+}
+
+/// `SqliteStore` provides every storage role (checked at compile time).
+#[test]
+fn sqlite_store_is_a_store() {
+    fn is_store<S: accord::store::Store>() {}
+    is_store::<SqliteStore>();
+}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn in_memory_database_passes_a_smoke_run() {
@@ -56,6 +68,18 @@ async fn acknowledged_writes_survive_a_reopen() {
     drop(store);
     let reopened = SqliteStore::open(path).await.unwrap();
     durability_check(&reopened, &written).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn consent_history_survives_a_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("accord.db");
+    let path = path.to_str().unwrap();
+    let store = SqliteStore::open(path).await.unwrap();
+    let written = suite::consent::store::durability_write(&store).await;
+    drop(store);
+    let reopened = SqliteStore::open(path).await.unwrap();
+    suite::consent::store::durability_check(&reopened, &written).await;
 }
 
 /// 64 redeems against a quota of 50, split between two worker processes

@@ -349,7 +349,9 @@ fn into_bad_request(problems: Vec<FieldError>) -> Result<()> {
 }
 
 /// A plain decimal as the filter grammar allows it: `-?[0-9]+(\.[0-9]+)?`.
-fn plain_decimal(s: &str) -> Option<Decimal> {
+/// (SQL stores translate a filter's numeric value through this same
+/// function, so that "the same value" means the same thing everywhere.)
+pub(crate) fn plain_decimal(s: &str) -> Option<Decimal> {
     let digits = s.strip_prefix('-').unwrap_or(s);
     let (int, frac) = digits.split_once('.').unwrap_or((digits, "0"));
     let ok = !int.is_empty()

@@ -2,7 +2,11 @@
 //! [`Error`], the JSON shapes of the document columns, the campaign list's
 //! `ORDER BY`, and the search columns of its `q` filter.
 //!
+//! The consent half's shared pieces are in [`content`].
+//!
 //! Nothing here is public: driver types stay inside the store modules.
+
+pub(crate) mod content;
 
 use std::fmt::Write as _;
 

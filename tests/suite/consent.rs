@@ -1,12 +1,16 @@
 //! The consent behaviour suite, through [`ConsentService`] over any
 //! [`ConsentStore`], with a [`ManualClock`]: application-facing operations
 //! ([`app`]), the content store ([`content`]), behaviours over time
-//! ([`story`]) and the purpose-flag proptest ([`props`]). This file holds
-//! the macro that instantiates the suite and the shared fixture.
+//! ([`story`]), the purpose-flag proptest ([`props`]), lists equal to the
+//! memory store's ([`lists`]) and the store contract itself ([`store`]:
+//! races, one `seq` order, errors, durability). This file holds the macro that
+//! instantiates the suite and the shared fixture.
 
 pub mod app;
 pub mod content;
+pub mod lists;
 pub mod props;
+pub mod store;
 pub mod story;
 
 use std::sync::Arc;
@@ -21,10 +25,12 @@ use serde_json::{json, Value};
 use uuid::Uuid;
 
 /// Expands to one test per behaviour of this suite; see the module docs of
-/// `tests/suite/mod.rs`.
+/// `tests/suite/mod.rs`. `$fixture` is an `async fn() -> Option<(Arc<S>,
+/// suite::Guard)>`, as for the campaign suite: `None` skips (after saying
+/// why); the guard lives as long as the test.
 macro_rules! consent_suite {
-    ($make:expr) => {
-        $crate::suite::consent::consent_suite!(@tests $make;
+    ($fixture:path) => {
+        $crate::suite::consent::consent_suite!(@tests $fixture;
             app::to_accept_before_and_after_acceptance,
             app::to_accept_after_new_revision,
             app::to_accept_after_expiry,
@@ -46,36 +52,44 @@ macro_rules! consent_suite {
             content::concurrent_puts_keep_every_version,
             content::content_errors,
             content::acceptance_via_content_store,
+            lists::list_matches_memory_table,
+            store::concurrent_replaces_of_one_version_one_wins,
+            store::concurrent_acceptances_of_one_subject,
+            store::store_errors,
         );
-        #[test]
-        fn purpose_flag_is_latest_event_proptest() {
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .expect("runtime");
-            let store = rt.block_on($make);
-            $crate::suite::consent::props::purpose_flag_is_latest_event(&rt, &store);
-        }
+        $crate::suite::consent::consent_suite!(@blocking $fixture;
+            props::purpose_flag_is_latest_event,
+            lists::list_matches_memory_proptest,
+        );
     };
-    (@tests $make:expr; $($($path:ident)::+),* $(,)?) => {
+    (@tests $fixture:path; $($module:ident :: $name:ident),* $(,)?) => {
         $(
-            $crate::suite::consent::consent_suite!(@one $make; $($path)::+);
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() {
+                let Some((store, _guard)) = $fixture().await else {
+                    return;
+                };
+                $crate::suite::consent::$module::$name(store).await;
+            }
         )*
     };
-    (@one $make:expr; $name:ident) => {
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn $name() {
-            let store = $make.await;
-            $crate::suite::consent::$name(store).await;
-        }
-    };
-    (@one $make:expr; $module:ident :: $name:ident) => {
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn $name() {
-            let store = $make.await;
-            $crate::suite::consent::$module::$name(store).await;
-        }
+    // Proptests: their runner is synchronous, so they get a runtime of
+    // their own to block on.
+    (@blocking $fixture:path; $($module:ident :: $name:ident),* $(,)?) => {
+        $(
+            #[test]
+            fn $name() {
+                let rt = tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(2)
+                    .enable_all()
+                    .build()
+                    .expect("runtime");
+                let Some((store, _guard)) = rt.block_on($fixture()) else {
+                    return;
+                };
+                $crate::suite::consent::$module::$name(&rt, &store);
+            }
+        )*
     };
 }
 pub(crate) use consent_suite;

@@ -26,11 +26,13 @@
 //!
 //! # The consent suite
 //!
+//! The same fixture shape; the runners expand it inside a module, because
+//! some behaviour names (`list_filters`) are shared with the campaign suite:
+//!
 //! ```ignore
-//! // An expression (usually an `async` block) that yields an `Arc<S>` with
-//! // `S: accord::store::ConsentStore + 'static`. It is evaluated once per
-//! // test, inside the test's tokio runtime.
-//! suite::consent::consent_suite!(async { std::sync::Arc::new(MyStore::new()) });
+//! mod consent {
+//!     crate::suite::consent::consent_suite!(super::fixture);
+//! }
 //! ```
 //!
 //! The macros expand to one `#[tokio::test]` per behaviour (named after the

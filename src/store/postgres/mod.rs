@@ -5,12 +5,14 @@
 //! not the process: a quota charge is one guarded upsert
 //! (`INSERT … ON CONFLICT … DO UPDATE … WHERE used + n <= limit RETURNING`),
 //! an idempotency key is claimed by a unique index, a campaign update locks
-//! its row. Transactions run at READ COMMITTED; one that the database
-//! aborts as a deadlock victim or a serialization failure is run again, a
-//! few times, before the call fails as
-//! [`Unavailable`](crate::ErrorKind::Unavailable).
+//! its row, a content PUT appends version n + 1 only once (primary key), and
+//! every consent append takes its `seq` from one sequence. Transactions run
+//! at READ COMMITTED; one that the database aborts as a deadlock victim or a
+//! serialization failure is run again, a few times, before the call fails
+//! as [`Unavailable`](crate::ErrorKind::Unavailable).
 
 mod campaign;
+mod consent;
 mod redemption;
 
 use std::future::Future;
@@ -81,6 +83,12 @@ impl PostgresStore {
         &self.pool
     }
 }
+
+// Every storage role, checked when the crate compiles.
+const _: () = {
+    const fn provides_every_role<S: crate::store::Store>() {}
+    provides_every_role::<PostgresStore>();
+};
 
 /// Why one run of a transaction failed.
 pub(crate) enum Abort {

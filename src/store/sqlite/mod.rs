@@ -13,8 +13,14 @@
 //! SQLite for the lock: waiting on the mutex is a wake-up, where waiting in
 //! SQLite's busy handler is a sleep-and-poll, so a busy process keeps its
 //! throughput.
+//!
+//! The consent half keeps every content version and purpose event
+//! (append-only), numbered by one `seq` counter bumped in the same
+//! transaction; content lists filter, sort and page in SQL (see
+//! `consent.rs`).
 
 mod campaign;
+mod consent;
 mod redemption;
 
 use std::str::FromStr;
@@ -56,6 +62,12 @@ pub struct SqliteStore {
     /// Queue of this process's writers (see the module docs).
     write_gate: Arc<Mutex<()>>,
 }
+
+// Every storage role, checked when the crate compiles.
+const _: () = {
+    const fn provides_every_role<S: crate::store::Store>() {}
+    provides_every_role::<SqliteStore>();
+};
 
 /// A write transaction: `BEGIN IMMEDIATE`, holding this process's write gate
 /// until it is committed or dropped (dropping rolls back).
