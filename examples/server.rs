@@ -24,6 +24,8 @@ use accord::campaign::CampaignInput;
 use accord::consent::ContentQuery;
 use accord::http::{router, Api, Auth, Claims, HttpStore};
 use accord::store::memory::MemoryStore;
+use accord::store::postgres::PostgresStore;
+use accord::store::sqlite::SqliteStore;
 use accord::SystemClock;
 use clap::Parser;
 use rand::RngCore;
@@ -144,14 +146,13 @@ pub async fn start(
     let (addr, done) = if url.starts_with("memory:") {
         launch(Arc::new(MemoryStore::new()), auth, &args, shutdown).await?
     } else if url.starts_with("sqlite:") {
-        // The SQLite store is not on this branch yet: serve from memory and
-        // say so loudly.
-        tracing::warn!(
-            "SQLite support is not built in yet: serving from memory (nothing is kept across restarts)"
-        );
-        launch(Arc::new(MemoryStore::new()), auth, &args, shutdown).await?
+        // Opens (creating the file if missing) and migrates.
+        let store = SqliteStore::open(url).await?;
+        launch(Arc::new(store), auth, &args, shutdown).await?
     } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
-        return Err("PostgreSQL support is not built in yet".into());
+        // Connects and migrates (safe from several instances at once).
+        let store = PostgresStore::connect(url).await?;
+        launch(Arc::new(store), auth, &args, shutdown).await?
     } else {
         return Err(format!(
             "unsupported --database-url {url:?}: use sqlite://FILE, postgres://… or memory:"

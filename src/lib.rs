@@ -104,8 +104,8 @@
 //! | Feature | What it adds |
 //! |---|---|
 //! | `memory` (default) | [`store::memory::MemoryStore`], the reference store |
-//! | `sqlite` | a store on a SQLite file (the server's embedded default) |
-//! | `postgres` | a store on PostgreSQL, for many server instances sharing one database |
+//! | `sqlite` (default) | a store on a SQLite file (the server's embedded default) |
+//! | `postgres` (default) | a store on PostgreSQL, for many server instances sharing one database |
 //! | `http` (default) | `accord::http`: an axum router exposing the wire API, with JWT auth and OpenAPI |
 //!
 //! The defaults include what `cargo run --example server` needs, so that it
