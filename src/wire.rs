@@ -297,6 +297,56 @@ pub fn opt_string_or_scalar<'de, D: Deserializer<'de>>(d: D) -> Result<Option<St
     Ok(Option::<Scalar>::deserialize(d)?.map(|s| s.as_text().into_owned()))
 }
 
+/// Reports every string (object keys included) under `value` that holds
+/// the NUL character, with its path below `path`.
+///
+/// NUL is refused everywhere text is stored: PostgreSQL cannot store it in
+/// `text` or `jsonb`, and accepting it in some stores only would make the
+/// stores disagree. No legitimate consent or campaign text needs it.
+pub fn find_nul(value: &serde_json::Value, path: &str, problems: &mut crate::error::Problems) {
+    fn join(path: &str, key: &str) -> String {
+        if path.is_empty() {
+            key.to_owned()
+        } else {
+            format!("{path}.{key}")
+        }
+    }
+    match value {
+        serde_json::Value::String(s) if s.contains('\0') => problems.push(
+            path,
+            "invalid_text",
+            "text must not contain the NUL character (U+0000)",
+        ),
+        serde_json::Value::Array(xs) => {
+            for (i, x) in xs.iter().enumerate() {
+                find_nul(x, &format!("{path}[{i}]"), problems);
+            }
+        }
+        serde_json::Value::Object(m) => {
+            for (k, v) in m {
+                if k.contains('\0') {
+                    problems.push(
+                        join(path, k),
+                        "invalid_text",
+                        "names must not contain the NUL character (U+0000)",
+                    );
+                }
+                find_nul(v, &join(path, k), problems);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// [`find_nul`] on anything serializable, as one validation error.
+pub fn reject_nul<T: Serialize>(value: &T) -> crate::Result<()> {
+    let mut problems = crate::error::Problems::new();
+    if let Ok(v) = serde_json::to_value(value) {
+        find_nul(&v, "", &mut problems);
+    }
+    problems.into_result()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -350,6 +400,15 @@ mod tests {
         );
         assert!(serde_json::from_str::<Scalar>("null").is_err());
         assert!(serde_json::from_str::<Scalar>("[1]").is_err());
+    }
+
+    #[test]
+    fn nul_is_found_with_its_path() {
+        let v = serde_json::json!({"a": ["ok", "x\0y"], "b\0": 1, "c": {"d": "\0"}});
+        let err = reject_nul(&v).unwrap_err();
+        let fields: Vec<&str> = err.fields().iter().map(|f| f.field.as_str()).collect();
+        assert_eq!(fields, ["a[1]", "b\u{0}", "c.d"]);
+        assert!(reject_nul(&serde_json::json!({"a": "fine"})).is_ok());
     }
 
     #[test]

@@ -116,6 +116,7 @@ async fn fixture() -> Option<(Arc<PostgresStore>, suite::Guard)> {
 }
 
 suite::campaign_store::campaign_store_tests!(fixture);
+suite::services::services_tests!(fixture);
 
 mod consent {
     crate::suite::consent::consent_suite!(super::fixture);
@@ -197,4 +198,18 @@ async fn two_process_worker() {
     let schema = job.schema.clone().expect("the parent names its schema");
     let store = open(&job.store, &schema).await;
     run_worker(Arc::new(store), &job).await;
+}
+
+/// The services refuse NUL before it reaches a store; should it reach
+/// PostgreSQL anyway (an embedding program calling the store directly), the
+/// store answers with a validation error, not an internal one.
+#[tokio::test(flavor = "multi_thread")]
+async fn nul_reaching_postgres_is_a_validation_error() {
+    use accord::store::CampaignStore;
+    let Some((store, _guard)) = fixture().await else {
+        return;
+    };
+    let err = store.campaign_by_code("p", "a\0b").await.unwrap_err();
+    assert_eq!(err.kind(), accord::ErrorKind::Validation, "{err:?}");
+    assert_eq!(err.code(), "invalid_text");
 }

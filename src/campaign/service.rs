@@ -255,6 +255,8 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
     /// Redeems a campaign: re-evaluates it against the request, then charges
     /// every quota and records the redemption in one atomic store call.
     pub async fn redeem(&self, project: &str, request: &RedeemRequest) -> Result<RedeemResult> {
+        // Everything of the request may end up stored: refuse NUL first.
+        crate::wire::reject_nul(request)?;
         if request.campaign_code.trim().is_empty() {
             return Err(Error::invalid_field(
                 "campaignCode",

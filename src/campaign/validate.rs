@@ -33,6 +33,9 @@ pub(crate) fn build(
     stamp: &Stamp<'_>,
 ) -> Result<(Campaign, CompiledCampaign)> {
     let mut problems = Problems::new();
+    if let Ok(json) = serde_json::to_value(&input) {
+        crate::wire::find_nul(&json, "", &mut problems);
+    }
     check_fields(&input, &mut problems);
     let mut input = input;
     assign_ids(&mut input, &mut problems);

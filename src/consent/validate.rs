@@ -178,6 +178,7 @@ fn schema(t: ContentType, form: Form) -> &'static [Attr] {
 /// normalised attributes and every problem found (empty when valid).
 pub fn content_data(t: ContentType, form: Form, data: &Value) -> (Map<String, Value>, Problems) {
     let mut problems = Problems::new();
+    crate::wire::find_nul(data, "data", &mut problems);
     let mut out = match data {
         Value::Object(m) => m.clone(),
         Value::Null => {
@@ -417,6 +418,9 @@ fn require(problems: &mut Problems, field: &str, v: Option<&String>) {
 /// `purposes` (whether they belong to the consent is checked by the service).
 pub fn accept_consent(req: &AcceptConsentRequest) -> Problems {
     let mut p = Problems::new();
+    if let Ok(json) = serde_json::to_value(req) {
+        crate::wire::find_nul(&json, "", &mut p);
+    }
     for (field, v) in [
         ("app", &req.app),
         ("dataSubject", &req.data_subject),
@@ -444,6 +448,9 @@ pub fn accept_consent(req: &AcceptConsentRequest) -> Problems {
 /// Checks an "accept/withdraw purpose" body.
 pub fn purpose_request(req: &PurposeRequest) -> Problems {
     let mut p = Problems::new();
+    if let Ok(json) = serde_json::to_value(req) {
+        crate::wire::find_nul(&json, "", &mut p);
+    }
     require(&mut p, "app", req.app.as_ref());
     require(&mut p, "dataSubject", req.data_subject.as_ref());
     require(&mut p, "purposeCode", req.purpose_code.as_ref());

@@ -214,8 +214,58 @@ fn too_large(what: &str, limit: usize) -> Error {
     )
 }
 
-/// Checks the request limits of [`crate::limits`].
+/// Checks the request limits of [`crate::limits`], and that no text holds
+/// the NUL character (see [`crate::wire::find_nul`]): quota keys and
+/// redemptions are built from request text.
 pub fn check_limits(request: &SearchRequest) -> Result<()> {
+    check_sizes(request)?;
+    let mut problems = crate::error::Problems::new();
+    for (name, value) in &request.attribute {
+        let path = format!("attribute.{name}");
+        if name.contains('\0') {
+            problems.push(
+                path.clone(),
+                "invalid_text",
+                "names must not contain the NUL character (U+0000)",
+            );
+        }
+        crate::wire::find_nul(value, &path, &mut problems);
+    }
+    let text = |s: Option<&str>| s.is_some_and(|s| s.contains('\0'));
+    let cart = &request.cart;
+    let scalar = |s: &Option<Scalar>| matches!(s, Some(Scalar::Text(t)) if t.contains('\0'));
+    for (field, bad) in [
+        ("channel", text(request.channel.as_deref())),
+        ("name", text(request.name.as_deref())),
+        ("cart.currency", scalar(&cart.currency)),
+        ("cart.totalPrice", scalar(&cart.total_price)),
+    ] {
+        if bad {
+            problems.push(
+                field,
+                "invalid_text",
+                "text must not contain the NUL character (U+0000)",
+            );
+        }
+    }
+    for (i, item) in cart.items.iter().enumerate() {
+        if text(item.name.as_deref())
+            || scalar(&item.sku)
+            || scalar(&item.amount)
+            || scalar(&item.price)
+            || item.tags.iter().any(|t| t.contains('\0'))
+        {
+            problems.push(
+                format!("cart.items[{i}]"),
+                "invalid_text",
+                "text must not contain the NUL character (U+0000)",
+            );
+        }
+    }
+    problems.into_result()
+}
+
+fn check_sizes(request: &SearchRequest) -> Result<()> {
     let long = |s: &str| s.len() > MAX_REQUEST_STRING_LEN;
     if request.attribute.len() > MAX_ATTRIBUTES {
         return Err(too_large("the number of attributes", MAX_ATTRIBUTES));

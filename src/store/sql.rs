@@ -24,6 +24,17 @@ use crate::{Error, Result};
 /// Expected constraint violations are recognised by the callers first
 /// ([`is_unique_violation`]) and turned into conflicts.
 pub(crate) fn db_error(e: sqlx::Error) -> Error {
+    if let sqlx::Error::Database(db) = &e {
+        if is_unstorable_text(&**db) {
+            // A safety net: services refuse NUL before it reaches a store,
+            // but text PostgreSQL cannot store is the caller's, not a 500.
+            return Error::new(
+                crate::ErrorKind::Validation,
+                "invalid_text",
+                "text must not contain the NUL character (U+0000)",
+            );
+        }
+    }
     let transient = match &e {
         sqlx::Error::Io(_)
         | sqlx::Error::Tls(_)
@@ -38,6 +49,17 @@ pub(crate) fn db_error(e: sqlx::Error) -> Error {
     } else {
         Error::internal(e)
     }
+}
+
+/// PostgreSQL refusing text it cannot store (`character_not_in_repertoire`,
+/// `untranslatable_character`: NUL in `text` or `jsonb`).
+fn is_unstorable_text(db: &dyn sqlx::error::DatabaseError) -> bool {
+    #[cfg(feature = "postgres")]
+    if let Some(e) = db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>() {
+        return matches!(e.code(), "22021" | "22P05");
+    }
+    let _ = db;
+    false
 }
 
 /// Database errors that mean "not now" rather than "never". Dispatched on

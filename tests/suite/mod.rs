@@ -46,6 +46,7 @@
 
 pub mod campaign_store;
 pub mod consent;
+pub mod services;
 pub mod workers;
 
 /// Whatever a fixture must keep alive while its store is in use (a
