@@ -123,6 +123,9 @@ pub mod consent;
 pub mod engine;
 pub mod error;
 pub mod formula;
+#[cfg(feature = "memory")]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod hash;
 #[cfg(feature = "http")]
 pub mod http;

@@ -1,0 +1,5 @@
+//! Fuzz target `formula`: see `accord::fuzzing::formula` for the input format and
+//! the invariants checked.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| accord::fuzzing::formula(data));

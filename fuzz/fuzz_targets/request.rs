@@ -1,0 +1,5 @@
+//! Fuzz target `request`: see `accord::fuzzing::request` for the input format and
+//! the invariants checked.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| accord::fuzzing::request(data));
