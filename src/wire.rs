@@ -247,8 +247,11 @@ pub mod decimal_number {
             }
         }
         match n.to_f64() {
-            Some(f) => s.serialize_f64(f),
-            None => s.serialize_str(&n.to_string()),
+            // Near Decimal's bounds the nearest f64 lies beyond them
+            // (Decimal::MAX becomes 7.922816251426434e28) and would not
+            // read back: write the exact text, which reads back.
+            Some(f) if Decimal::try_from(f).is_ok() => s.serialize_f64(f),
+            _ => s.serialize_str(&n.to_string()),
         }
     }
 
@@ -435,5 +438,22 @@ mod tests {
         assert_eq!(q.v, dec!("99.99"));
         assert_eq!(serde_json::to_string(&q).unwrap(), r#"{"v":99.99}"#);
         assert!(serde_json::from_str::<Q>(r#"{"v": "x"}"#).is_err());
+    }
+
+    #[test]
+    fn decimal_number_near_the_bounds_reads_back() {
+        // The nearest f64 of Decimal::MAX is beyond it; such values are
+        // written as text so that what is written reads back. (Found by
+        // fuzzing: a saved quota of this value could not be re-posted.)
+        for v in [Decimal::MAX, Decimal::MIN, Decimal::MAX - Decimal::ONE] {
+            let json = serde_json::to_string(&Q { v }).unwrap();
+            let back: Q = serde_json::from_str(&json).unwrap();
+            assert_eq!(back.v, v, "{json}");
+            let value = serde_json::to_value(Q { v }).unwrap();
+            assert_eq!(serde_json::from_value::<Q>(value).unwrap().v, v);
+        }
+        // Ordinary values stay numbers.
+        let json = serde_json::to_string(&Q { v: dec!("7.9e27") }).unwrap();
+        assert_eq!(json, r#"{"v":7.9e27}"#);
     }
 }

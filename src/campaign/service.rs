@@ -220,7 +220,9 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
         for hit in outcome.hits {
             let exhausted = hit.charges.iter().find(|c| {
                 let used = usage.get(&c.key).copied().unwrap_or_default();
-                used + c.amount > c.limit
+                // A sum beyond Decimal's range is beyond any limit.
+                used.checked_add(c.amount)
+                    .is_none_or(|total| total > c.limit)
             });
             match exhausted {
                 None => actions.extend(hit.action_matches()),
@@ -409,4 +411,48 @@ fn replay(stored: Redemption, request: &RedeemRequest) -> Result<RedeemResult> {
         redemption: stored,
         replayed: true,
     })
+}
+
+#[cfg(all(test, feature = "memory"))]
+mod tests {
+    use chrono::TimeZone;
+    use serde_json::json;
+
+    use super::*;
+    use crate::store::memory::MemoryStore;
+    use crate::ManualClock;
+
+    #[test]
+    fn usage_plus_charge_beyond_decimal_is_exhausted_not_a_panic() {
+        // Usage at Decimal::MAX plus any charge overflows: search and the
+        // memory store must see the quota as used up. (Found by fuzzing.)
+        let now = Utc.with_ymd_and_hms(2026, 6, 15, 0, 0, 0).unwrap();
+        let service = CampaignService::new(
+            Arc::new(MemoryStore::new()),
+            Arc::new(ManualClock::new(now)),
+        );
+        let max = "79228162514264337593543950335";
+        let input: CampaignInput = serde_json::from_value(json!({
+            "name": "big", "refCode": "BIG",
+            "startDate": "2026-01-01T00:00:00Z", "endDate": "2027-01-01T00:00:00Z",
+            "quotas": [{"key": "k", "value": max, "valueField": "n"}],
+            "rules": [{"name": "r", "when": [], "thenOperator": "AND",
+                       "then": [{"action": "DISCOUNT", "data": []}]}]
+        }))
+        .unwrap();
+        pollster::block_on(service.create_campaign("p", input, "t")).unwrap();
+        let redeem = |n: &str| {
+            let req: RedeemRequest =
+                serde_json::from_value(json!({"campaignCode": "BIG", "attribute": {"n": n}}))
+                    .unwrap();
+            pollster::block_on(service.redeem("p", &req))
+        };
+        redeem(max).unwrap();
+        assert_eq!(redeem("1").unwrap_err().code(), "quota_exceeded");
+        let search: SearchRequest =
+            serde_json::from_value(json!({"attribute": {"n": "1"}})).unwrap();
+        let found =
+            pollster::block_on(service.search("p", &search, &SearchOptions::default())).unwrap();
+        assert!(found.actions.is_empty(), "a used-up quota was offered");
+    }
 }

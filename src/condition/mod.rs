@@ -462,6 +462,13 @@ pub fn compile_regex(pattern: &str) -> Result<Regex, regex::Error> {
     {
         return Ok(re.clone());
     }
+    // The pattern must be valid on its own: wrapping it can close an
+    // unbalanced group (`a)|(b` becomes `^(?:a)|(b)$`, valid, and not a
+    // full match of anything the author wrote). A size limit of 0 makes
+    // this a syntax check only: a valid pattern fails as too big, cheaply.
+    if let Err(e @ regex::Error::Syntax(_)) = RegexBuilder::new(pattern).size_limit(0).build() {
+        return Err(e);
+    }
     // Compile outside the lock: a slow pattern must not block other saves.
     let re = RegexBuilder::new(&format!("^(?:{pattern})$"))
         .size_limit(REGEX_SIZE_LIMIT)

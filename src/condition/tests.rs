@@ -268,3 +268,24 @@ proptest! {
         prop_assert_eq!(contains.eval(Input::Many(&fields)), tags.contains(&v));
     }
 }
+
+#[test]
+fn a_pattern_invalid_alone_is_rejected_though_valid_once_anchored() {
+    // `^(?:a)|(b)$` is a valid regex, but `a)|(b` is not a pattern: the
+    // anchoring must not close its groups for it. (Found by fuzzing.)
+    for pattern in ["a)|(b", ")(", "x)|(?:y"] {
+        let c = cond("custom", "x", "matches", "STRING", pattern);
+        let found = problems(&c);
+        let expected = "rules[0].when[0].conditions[1].value".to_owned();
+        assert_eq!(
+            found,
+            vec![(expected, "invalid_regex".to_owned())],
+            "{pattern}"
+        );
+        assert!(compile_regex(pattern).is_err(), "{pattern}");
+    }
+    // Valid patterns, big or small, still compile.
+    assert!(compile_regex("a|b").is_ok());
+    assert!(compile_regex("(a|b)(c)").is_ok());
+    assert!(compile_regex("[a-z]{1,200}").is_ok());
+}

@@ -137,24 +137,31 @@ pub(crate) fn charges<B: Borrow<Then>>(
     let charges = (0..cc.quotas.len())
         .map(|q| charge(cc, q, benefits, req, now))
         .collect::<Result<Vec<_>>>()?;
-    Ok(merge(charges))
+    merge(charges)
 }
 
 /// Merges charges to the same key (amounts summed, smallest limit kept) and
-/// sorts them by key.
-pub(crate) fn merge(charges: Vec<QuotaCharge>) -> Vec<QuotaCharge> {
+/// sorts them by key. A sum beyond Decimal's range is an
+/// `invalid_quota_amount` error, never a panic.
+pub(crate) fn merge(charges: Vec<QuotaCharge>) -> Result<Vec<QuotaCharge>> {
     let mut out: Vec<QuotaCharge> = Vec::with_capacity(charges.len());
     for c in charges {
         match out.iter_mut().find(|o| o.key == c.key) {
             Some(existing) => {
-                existing.amount += c.amount;
+                existing.amount = existing.amount.checked_add(c.amount).ok_or_else(|| {
+                    Error::invalid_field(
+                        "quotas",
+                        "invalid_quota_amount",
+                        format!("the charges to quota {:?} add up beyond any limit", c.key),
+                    )
+                })?;
                 existing.limit = existing.limit.min(c.limit);
             }
             None => out.push(c),
         }
     }
     out.sort_by(|a, b| a.key.cmp(&b.key));
-    out
+    Ok(out)
 }
 
 /// The charge of quota `q` for a redemption of `benefits`.

@@ -374,11 +374,22 @@ fn evaluate_campaign<'e, 'p>(
         Vec::new()
     } else {
         let benefits: Vec<&Then> = actions.iter().map(|a| &*a.action).collect();
-        benefit::merge(
+        let merged = benefit::merge(
             (0..cc.quotas.len())
                 .filter_map(|q| benefit::charge(cc, q, &benefits, req, now).ok())
                 .collect(),
-        )
+        );
+        match merged {
+            Ok(charges) => charges,
+            // No redemption could charge these quotas: redeem fails alike.
+            Err(e) => {
+                return Err(Some(Box::new(explanation(
+                    cc,
+                    "invalid_quota_amount",
+                    e.message().to_owned(),
+                ))))
+            }
+        }
     };
     Ok(CampaignHit {
         campaign: cc,

@@ -210,6 +210,32 @@ fn quota_keys_prefer_reserved_names_and_merge_duplicates() {
 }
 
 #[test]
+fn quota_amounts_beyond_decimal_are_an_error_not_a_panic() {
+    // Two quotas on one key, each charged Decimal::MAX: the merged amount
+    // overflows. (Found by fuzzing: this panicked.)
+    let max = "79228162514264337593543950335";
+    let c = campaign(
+        "BIG",
+        json!({
+            "quotas": [
+                {"key": "k", "value": max, "valueField": "n"},
+                {"key": "k", "value": max, "valueField": "n"}
+            ],
+            "rules": [rule("r", "AND", json!([]), json!([benefit("b", json!([{"attribute": "n", "value": max}]))]))]
+        }),
+    );
+    let e = engine(vec![c]);
+    let req: RedeemRequest = serde_json::from_value(json!({"campaignCode": "BIG"})).unwrap();
+    let err = e.plan_redeem("BIG", &req, now()).unwrap_err();
+    assert_eq!(err.code(), "invalid_quota_amount", "{err:?}");
+    assert_eq!(err.fields()[0].code, "invalid_quota_amount");
+    // Search drops the campaign and says why.
+    let out = e.search(&req.as_search(), now(), true).unwrap();
+    assert!(out.hits.is_empty());
+    assert_eq!(out.explanations[0].reason, "invalid_quota_amount");
+}
+
+#[test]
 fn naming_one_benefit_of_an_and_rule_redeems_all_of_it() {
     let c = campaign(
         "C",

@@ -232,7 +232,11 @@ impl RedemptionStore for MemoryStore {
                 .get(&(r.project_id.clone(), charge.key.clone()))
                 .copied()
                 .unwrap_or_default();
-            if used + charge.amount > charge.limit {
+            // A sum beyond Decimal's range is beyond any limit.
+            if used
+                .checked_add(charge.amount)
+                .is_none_or(|total| total > charge.limit)
+            {
                 return Ok(RedeemOutcome::QuotaExceeded {
                     key: charge.key.clone(),
                     used,
