@@ -25,7 +25,7 @@ for target in $targets; do
     echo "== $target: ${seconds}s"
     dict=()
     if [ -f "dict/$target.dict" ]; then dict=("-dict=dict/$target.dict"); fi
-    if cargo fuzz run "$target" -- -max_total_time="$seconds" -jobs=1 -workers=1 \
+    if cargo fuzz run "$target" -- -max_total_time="$seconds" \
         "${dict[@]}" >"logs/$target.log" 2>&1; then
         grep -E '^(#[0-9]+\s+DONE|Done [0-9]+ runs)' "logs/$target.log" | tail -2 || true
     else
