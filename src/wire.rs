@@ -453,7 +453,7 @@ mod tests {
             assert_eq!(serde_json::from_value::<Q>(value).unwrap().v, v);
         }
         // Ordinary values stay numbers.
-        let json = serde_json::to_string(&Q { v: dec!("7.9e27") }).unwrap();
-        assert_eq!(json, r#"{"v":7.9e27}"#);
+        let value = serde_json::to_value(Q { v: dec!("7.9e27") }).unwrap();
+        assert!(value["v"].is_number(), "{value}");
     }
 }
