@@ -45,22 +45,13 @@ impl<'r> Attr<'r> {
     }
 }
 
-/// The text of a JSON scalar, borrowed when it is a string.
+/// The text of a JSON scalar, borrowed when it is a string; numbers and
+/// booleans in JSON form.
 fn scalar_cow(v: &Value) -> Option<Cow<'_, str>> {
     match v {
         Value::String(s) => Some(Cow::Borrowed(s)),
         Value::Number(n) => Some(Cow::Owned(n.to_string())),
         Value::Bool(b) => Some(Cow::Borrowed(if *b { "true" } else { "false" })),
-        Value::Null | Value::Array(_) | Value::Object(_) => None,
-    }
-}
-
-/// The text of a JSON scalar: strings as is, numbers and booleans in JSON form.
-pub(crate) fn scalar_text(v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(b.to_string()),
         Value::Null | Value::Array(_) | Value::Object(_) => None,
     }
 }
@@ -176,11 +167,7 @@ impl<'r> Prepared<'r> {
 
     /// The request's attribute value as text, for placeholders.
     pub(crate) fn attribute_text(&self, name: &str) -> Option<Cow<'r, str>> {
-        self.request
-            .attribute
-            .get(name)
-            .and_then(scalar_text)
-            .map(Cow::Owned)
+        self.request.attribute.get(name).and_then(scalar_cow)
     }
 
     /// The cart's value of a name, for placeholders.
