@@ -15,7 +15,9 @@
 mod load;
 mod reliability_support;
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -220,6 +222,60 @@ async fn assert_recovers(client: &Client, t: &Target, s: &Seeded, within: Durati
     began.elapsed()
 }
 
+/// Traffic during the outages: workers cycling search, redeem and consent
+/// acceptance until stopped, so that requests are in flight when the
+/// connections drop.
+struct Hammer {
+    stop: Arc<AtomicBool>,
+    tasks: Vec<JoinHandle<Vec<(u16, Duration)>>>,
+}
+
+impl Hammer {
+    fn start(t: &Target, s: &Seeded, workers: usize) -> Hammer {
+        let stop = Arc::new(AtomicBool::new(false));
+        let tasks = (0..workers)
+            .map(|i| {
+                let (t, s, stop) = (t.clone(), s.clone(), stop.clone());
+                tokio::spawn(async move {
+                    let client = load::client();
+                    let mut seen = Vec::new();
+                    let mut n = i;
+                    while !stop.load(Ordering::SeqCst) {
+                        n += 1;
+                        let what = [Call::Search, Call::Redeem, Call::Accept][n % 3];
+                        let began = Instant::now();
+                        let res = call(&client, &t, &s, what, n).await;
+                        seen.push((res.status().as_u16(), began.elapsed()));
+                    }
+                    seen
+                })
+            })
+            .collect();
+        Hammer { stop, tasks }
+    }
+
+    /// Stops; every answer was a success, a quota refusal or a 503, each
+    /// within [`FAIL_FAST`].
+    async fn check(self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let mut by_status: BTreeMap<u16, usize> = BTreeMap::new();
+        let mut slowest = Duration::ZERO;
+        for task in self.tasks {
+            for (status, elapsed) in task.await.unwrap() {
+                *by_status.entry(status).or_default() += 1;
+                slowest = slowest.max(elapsed);
+            }
+        }
+        eprintln!("traffic through the outages: {by_status:?}, slowest {slowest:?}");
+        assert!(
+            by_status.keys().all(|s| matches!(s, 200 | 201 | 409 | 503)),
+            "{by_status:?}"
+        );
+        assert!(by_status.contains_key(&503), "{by_status:?}");
+        assert!(slowest < FAIL_FAST, "slowest answer {slowest:?}");
+    }
+}
+
 async fn seed(client: &Client, t: &Target) -> Seeded {
     let code = format!("FAULT-{}", &load::new_secret()[..8]).to_uppercase();
     load::seed(client, t, &code, LIMITS).await.unwrap()
@@ -237,7 +293,9 @@ async fn postgres_outage_is_a_fast_503_and_service_resumes_without_restart() {
     assert_recovers(&client, &t, &s, Duration::from_secs(1)).await;
 
     // Twice: the pool must come back after each outage.
+    let hammer = Hammer::start(&t, &s, 6);
     for outage in 1..=2 {
+        tokio::time::sleep(Duration::from_millis(300)).await;
         proxy.cut().await;
         assert_unavailable(&client, &t, &s, 3).await;
         // Still down a while later (nothing cached a good answer).
@@ -247,6 +305,8 @@ async fn postgres_outage_is_a_fast_503_and_service_resumes_without_restart() {
         let back = assert_recovers(&client, &t, &s, Duration::from_secs(5)).await;
         eprintln!("outage {outage}: service back {back:?} after the database");
     }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    hammer.check().await;
     let quotas = load::check_quotas(&client, &t, &s).await.unwrap();
     assert!(quotas.holds() && quotas.complete > 0, "{quotas:?}");
     hosted.stop().await.unwrap();
