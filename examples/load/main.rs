@@ -22,6 +22,7 @@
 //!
 //! The same code runs for a few seconds in `cargo test` (tests/load_smoke.rs)
 //! and provides the traffic of tests/crash_safety.rs and tests/db_faults.rs.
+
 use std::fmt::Write as _;
 use std::time::Duration;
 
