@@ -55,6 +55,8 @@ pub use crate::consent::query::MAX_SORT_KEYS;
 pub use crate::consent::validate::MAX_LIFESPAN_DAYS;
 /// Purposes one consent or acceptance may list (422).
 pub use crate::consent::validate::MAX_PURPOSES;
+/// Largest consent or privacy-notice revision number (422).
+pub use crate::consent::validate::MAX_REVISION;
 /// Deepest formula nesting (campaign field: 422 `formula_too_deep`).
 pub use crate::formula::MAX_DEPTH as MAX_FORMULA_DEPTH;
 /// Most nodes one formula evaluation visits (request: 413

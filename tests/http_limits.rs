@@ -608,3 +608,64 @@ async fn purposes_per_consent() {
     let p = problem(res, 422, "validation_failed").await;
     assert_field(&p, "data.purposes", "too_many");
 }
+
+#[tokio::test]
+async fn template_name_length() {
+    let name = |n: usize| format!("${{{}}}", "a".repeat(n));
+    let s = start().await;
+    campaign_valid(&s, |c| {
+        c["quotas"][0]["key"] = json!(name(limits::MAX_TEMPLATE_NAME_LEN));
+    })
+    .await;
+    campaign_invalid(
+        |c| c["quotas"][0]["key"] = json!(name(limits::MAX_TEMPLATE_NAME_LEN + 1)),
+        "quotas[0].key",
+        "template_syntax",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn idempotency_key_length() {
+    let s = start().await;
+    s.create("promo_code").await;
+    let res = s
+        .req(Method::POST, &s.campaign_url("/redeem/campaign-code"))
+        .header("idempotency-key", "k".repeat(limits::MAX_REF_CODE_LEN + 1))
+        .json(&json!({"campaignCode": "SAVE100",
+                      "attribute": {"userId": "u1", "promoCode": "SAVE100"},
+                      "cart": {"totalPrice": 900}}))
+        .send()
+        .await
+        .unwrap();
+    let p = problem(res, 422, "invalid_idempotency_key").await;
+    assert_field(&p, "idempotencyKey", "invalid_idempotency_key");
+}
+
+#[tokio::test]
+async fn consent_revision_and_lifespan() {
+    let s = start().await;
+    let url = s.url(&format!("/cms/api/projects/{P}/c/svc-consent-v1"));
+    for (revision, lifespan, field) in [
+        (limits::MAX_REVISION + 1, 1, "data.revision"),
+        (1, limits::MAX_LIFESPAN_DAYS + 1, "data.lifespan"),
+    ] {
+        let res = s
+            .req(Method::POST, &url)
+            .json(
+                &json!({"data": {"name": "C", "application": "app", "purposes": ["email"],
+                                   "privacyNoticeRef": "n1", "revision": revision,
+                                   "lifespan": lifespan, "status": "DRAFT"}}),
+            )
+            .send()
+            .await
+            .unwrap();
+        let p = problem(res, 422, "validation_failed").await;
+        let e = p["errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["field"] == field);
+        assert!(e.is_some(), "no {field} in {p}");
+    }
+}
