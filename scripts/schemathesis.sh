@@ -19,10 +19,18 @@ SCHEMATHESIS_VERSION=4.32.5
 VENV="${SCHEMATHESIS_VENV:-target/schemathesis-venv}"
 PYTHON="${PYTHON:-python3}"
 
-if ! "$VENV/bin/schemathesis" --version 2>/dev/null | grep -q "$SCHEMATHESIS_VERSION"; then
+ST="$VENV/bin/schemathesis"
+PY="$VENV/bin/python"
+if ! "$ST" --version 2>/dev/null | grep -q "$SCHEMATHESIS_VERSION"; then
     echo "== installing schemathesis $SCHEMATHESIS_VERSION in $VENV"
-    "$PYTHON" -m venv "$VENV"
-    "$VENV/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION"
+    if "$PYTHON" -m venv "$VENV"; then
+        "$VENV/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION"
+    else
+        # No venv module: a user install instead.
+        "$PYTHON" -m pip install --quiet --user --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION"
+        ST="$("$PYTHON" -m site --user-base)/bin/schemathesis"
+        PY="$PYTHON"
+    fi
 fi
 
 echo "== building the server"
@@ -40,10 +48,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-PORT="$("$VENV/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-SECRET="$("$VENV/bin/python" -c 'import secrets; print(secrets.token_hex(32))')"
+PORT="$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+SECRET="$("$PY" -c 'import secrets; print(secrets.token_hex(32))')"
 # HS256 token: sub, exp (one hour), every scope, project demo.
-TOKEN="$(SECRET="$SECRET" "$VENV/bin/python" - <<'PY'
+TOKEN="$(SECRET="$SECRET" "$PY" - <<'PY'
 import base64, hashlib, hmac, json, os, time
 b64 = lambda b: base64.urlsafe_b64encode(b).rstrip(b"=").decode()
 header = b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
@@ -61,13 +69,13 @@ PY
 
 BASE="http://127.0.0.1:$PORT"
 echo "== starting the server on $BASE"
-RUST_LOG="${RUST_LOG:-warn}" "$SERVER" --addr "127.0.0.1:$PORT" \
+RUST_LOG="${RUST_LOG:-info}" "$SERVER" --addr "127.0.0.1:$PORT" \
     --database-url "sqlite://$WORK/accord.db" --jwt-secret "$SECRET" --demo \
     >"$WORK/server.out" 2>"$WORK/server.log" &
 SERVER_PID=$!
 
 for _ in $(seq 1 100); do
-    if "$VENV/bin/python" -c "import sys, urllib.request; sys.exit(urllib.request.urlopen('$BASE/readyz', timeout=1).status != 200)" 2>/dev/null; then
+    if "$PY" -c "import sys, urllib.request; sys.exit(urllib.request.urlopen('$BASE/readyz', timeout=1).status != 200)" 2>/dev/null; then
         break
     fi
     if ! kill -0 "$SERVER_PID" 2>/dev/null; then
@@ -79,7 +87,7 @@ for _ in $(seq 1 100); do
 done
 
 # The demo privacy notice's id, for the config file.
-ACCORD_NOTICE_ID="$(TOKEN="$TOKEN" "$VENV/bin/python" - "$BASE" <<'PY'
+ACCORD_NOTICE_ID="$(TOKEN="$TOKEN" "$PY" - "$BASE" <<'PY'
 import json, os, sys, urllib.request
 req = urllib.request.Request(
     sys.argv[1] + "/cms/api/projects/demo/c/svc-privacy-notice-v1",
@@ -92,7 +100,7 @@ export ACCORD_NOTICE_ID
 
 echo "== schemathesis $SCHEMATHESIS_VERSION, at most $MAX_EXAMPLES examples per operation"
 status=0
-"$VENV/bin/schemathesis" --config-file scripts/schemathesis.toml run "$BASE/openapi.json" \
+"$ST" --config-file scripts/schemathesis.toml run "$BASE/openapi.json" \
     -H "Authorization: Bearer $TOKEN" \
     --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
     --max-examples "$MAX_EXAMPLES" \
@@ -100,9 +108,20 @@ status=0
     --no-color \
     ${SCHEMATHESIS_ARGS:-} || status=$?
 
-if grep -q "panicked\|internal error" "$WORK/server.log"; then
+# The server logs one line per request (info): count them by status class.
+"$PY" - "$WORK/server.log" <<'PY'
+import collections, re, sys
+statuses = collections.Counter()
+for line in open(sys.argv[1], encoding="utf-8", errors="replace"):
+    m = re.search(r" request .*status=(\d{3})", line) or re.search(r"status=(\d{3}).* request", line)
+    if "accord::http" in line and m:
+        statuses[m.group(1)[0] + "xx"] += 1
+total = sum(statuses.values())
+print(f"== server: {total} requests answered: " + ", ".join(f"{k} {v}" for k, v in sorted(statuses.items())))
+PY
+if grep -q "panicked\|internal error\|ERROR" "$WORK/server.log"; then
     echo "== server errors in the log:" >&2
-    grep "panicked\|internal error" "$WORK/server.log" | head -20 >&2
+    grep "panicked\|internal error\|ERROR" "$WORK/server.log" | head -20 >&2
     status=1
 fi
 exit "$status"

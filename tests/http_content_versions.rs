@@ -267,7 +267,7 @@ async fn concurrent_puts_lose_nothing<S: HttpStore>(store: Arc<S>, project: &str
     expected.sort();
     assert_eq!(written, expected);
     for (n, v) in versions.iter().enumerate() {
-        assert_eq!(v.version, n as i64 + 1);
+        assert_eq!(v.version, i64::try_from(n).unwrap() + 1);
     }
 }
 

@@ -265,11 +265,31 @@ pub fn check_limits(request: &SearchRequest) -> Result<()> {
     problems.into_result()
 }
 
+const MANY: &str = "too_many";
+const LONG: &str = "too_long";
+
+fn long(s: &str) -> bool {
+    s.len() > MAX_REQUEST_STRING_LEN
+}
+
 fn check_sizes(request: &SearchRequest) -> Result<()> {
-    const MANY: &str = "too_many";
-    const LONG: &str = "too_long";
-    let long = |s: &str| s.len() > MAX_REQUEST_STRING_LEN;
-    if request.attribute.len() > MAX_ATTRIBUTES {
+    check_attribute_sizes(&request.attribute)?;
+    check_cart_sizes(&request.cart)?;
+    for (field, value) in [("channel", &request.channel), ("name", &request.name)] {
+        if value.as_deref().is_some_and(long) {
+            return Err(too_large(
+                field,
+                LONG,
+                &format!("the length of {field}"),
+                MAX_REQUEST_STRING_LEN,
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_attribute_sizes(attribute: &serde_json::Map<String, Value>) -> Result<()> {
+    if attribute.len() > MAX_ATTRIBUTES {
         return Err(too_large(
             "attribute",
             MANY,
@@ -277,7 +297,7 @@ fn check_sizes(request: &SearchRequest) -> Result<()> {
             MAX_ATTRIBUTES,
         ));
     }
-    for (name, value) in &request.attribute {
+    for (name, value) in attribute {
         if long(name) {
             return Err(too_large(
                 "attribute",
@@ -320,7 +340,10 @@ fn check_sizes(request: &SearchRequest) -> Result<()> {
             _ => {}
         }
     }
-    let cart = &request.cart;
+    Ok(())
+}
+
+fn check_cart_sizes(cart: &crate::campaign::Cart) -> Result<()> {
     if cart.items.len() > MAX_CART_ITEMS {
         return Err(too_large(
             "cart.items",
@@ -371,16 +394,6 @@ fn check_sizes(request: &SearchRequest) -> Result<()> {
                 format!("cart.items[{i}].{field}"),
                 LONG,
                 "the length of a cart item field",
-                MAX_REQUEST_STRING_LEN,
-            ));
-        }
-    }
-    for (field, value) in [("channel", &request.channel), ("name", &request.name)] {
-        if value.as_deref().is_some_and(long) {
-            return Err(too_large(
-                field,
-                LONG,
-                &format!("the length of {field}"),
                 MAX_REQUEST_STRING_LEN,
             ));
         }
