@@ -19,6 +19,14 @@ use http_support::{fixture, parts, problem, start, t0, token, Server, P, SECRET}
 use reqwest::Method;
 use serde_json::{json, Value};
 
+async fn post(s: &Server, url: &str, body: &Value) -> reqwest::Response {
+    s.req(Method::POST, url).json(body).send().await.unwrap()
+}
+
+async fn get(s: &Server, url: &str) -> reqwest::Response {
+    s.req(Method::GET, url).send().await.unwrap()
+}
+
 /// Asserts a problem naming `field` with the field error `code`.
 fn assert_field(p: &Value, field: &str, code: &str) {
     let errors = p["errors"].as_array().unwrap();
@@ -32,12 +40,7 @@ fn assert_field(p: &Value, field: &str, code: &str) {
 
 /// A search with `body`: the problem, checked for `status` and `code`.
 async fn search(s: &Server, body: &Value, status: u16, code: &str) -> Value {
-    let res = s
-        .req(Method::POST, &s.campaign_url("/search"))
-        .json(body)
-        .send()
-        .await
-        .unwrap();
+    let res = post(&s, &s.campaign_url("/search"), body).await;
     problem(res, status, code).await
 }
 
@@ -53,12 +56,7 @@ async fn campaign_invalid(edit: impl FnOnce(&mut Value), field: &str, code: &str
     let s = start().await;
     let mut campaign = fixture("promo_code");
     edit(&mut campaign);
-    let res = s
-        .req(Method::POST, &s.campaign_url("/campaigns"))
-        .json(&campaign)
-        .send()
-        .await
-        .unwrap();
+    let res = post(&s, &s.campaign_url("/campaigns"), &campaign).await;
     let p = problem(res, 422, "validation_failed").await;
     assert_field(&p, field, code);
 }
@@ -67,12 +65,7 @@ async fn campaign_invalid(edit: impl FnOnce(&mut Value), field: &str, code: &str
 async fn campaign_valid(s: &Server, edit: impl FnOnce(&mut Value)) -> Value {
     let mut campaign = fixture("promo_code");
     edit(&mut campaign);
-    let res = s
-        .req(Method::POST, &s.campaign_url("/campaigns"))
-        .json(&campaign)
-        .send()
-        .await
-        .unwrap();
+    let res = post(&s, &s.campaign_url("/campaigns"), &campaign).await;
     let (status, body) = parts(res).await;
     assert_eq!(status, 201, "{body}");
     body
@@ -112,12 +105,7 @@ async fn cart_items_per_request() {
         |n: usize| -> Vec<Value> { (0..n).map(|i| json!({"sku": i.to_string()})).collect() };
     let s = start().await;
     let ok = json!({"cart": {"items": items(limits::MAX_CART_ITEMS)}});
-    let res = s
-        .req(Method::POST, &s.campaign_url("/search"))
-        .json(&ok)
-        .send()
-        .await
-        .unwrap();
+    let res = post(&s, &s.campaign_url("/search"), &ok).await;
     assert_eq!(res.status(), 200);
     search_too_large(
         json!({"cart": {"items": items(limits::MAX_CART_ITEMS + 1)}}),
@@ -164,12 +152,12 @@ async fn request_string_length() {
     let long = "x".repeat(limits::MAX_REQUEST_STRING_LEN + 1);
     let ok = "x".repeat(limits::MAX_REQUEST_STRING_LEN);
     let s = start().await;
-    let res = s
-        .req(Method::POST, &s.campaign_url("/search"))
-        .json(&json!({"attribute": {"userId": ok}}))
-        .send()
-        .await
-        .unwrap();
+    let res = post(
+        &s,
+        &s.campaign_url("/search"),
+        &json!({"attribute": {"userId": ok}}),
+    )
+    .await;
     assert_eq!(res.status(), 200);
     for (body, field) in [
         (json!({"attribute": {"userId": long}}), "attribute.userId"),
@@ -249,12 +237,7 @@ async fn campaigns_per_project() {
     }
     let mut fourth = fixture("promo_code");
     fourth["refCode"] = json!("C4");
-    let res = s
-        .req(Method::POST, &s.campaign_url("/campaigns"))
-        .json(&fourth)
-        .send()
-        .await
-        .unwrap();
+    let res = post(&s, &s.campaign_url("/campaigns"), &fourth).await;
     let p = problem(res, 413, "too_many_campaigns").await;
     assert!(p["detail"].as_str().unwrap().contains("at most 3"), "{p}");
     // Another project has its own count.
@@ -269,11 +252,8 @@ async fn campaigns_per_project() {
         .unwrap();
     assert_eq!(res.status(), 201);
     // Deleting one makes room again.
-    let list: Vec<Value> = s
-        .req(Method::GET, &s.campaign_url("/campaigns"))
-        .send()
+    let list: Vec<Value> = get(&s, &s.campaign_url("/campaigns"))
         .await
-        .unwrap()
         .json()
         .await
         .unwrap();
@@ -508,12 +488,7 @@ async fn evaluation_steps() {
     .await;
     let body = json!({"attribute": {"promoCode": "SAVE100", "userId": "u1"},
                       "cart": {"totalPrice": 900}});
-    let res = s
-        .req(Method::POST, &s.campaign_url("/search"))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+    let res = post(&s, &s.campaign_url("/search"), &body).await;
     let (status, body) = parts(res).await;
     assert_eq!(status, 200, "{body}");
     let data = &body["actions"][0]["action"]["data"];
@@ -541,18 +516,10 @@ async fn page_size_of_every_list() {
             "invalid_page_size",
         ),
     ] {
-        let ok = s
-            .req(Method::GET, &s.url(&format!("{path}?size={max}")))
-            .send()
-            .await
-            .unwrap();
+        let ok = get(&s, &s.url(&format!("{path}?size={max}"))).await;
         assert_eq!(ok.status(), 200, "{path}");
         for size in [0, max + 1] {
-            let res = s
-                .req(Method::GET, &s.url(&format!("{path}?size={size}")))
-                .send()
-                .await
-                .unwrap();
+            let res = get(&s, &s.url(&format!("{path}?size={size}"))).await;
             let p = problem(res, 400, code).await;
             assert_eq!(p["errors"][0]["field"], "size", "{path}: {p}");
         }
@@ -566,21 +533,13 @@ async fn content_filters_and_sort_keys() {
     let filters: Vec<String> = (0..=limits::MAX_FILTERS)
         .map(|i| format!("data.a{i}=x"))
         .collect();
-    let res = s
-        .req(Method::GET, &url(filters.join("&")))
-        .send()
-        .await
-        .unwrap();
+    let res = get(&s, &url(filters.join("&"))).await;
     let p = problem(res, 400, "too_many_filters").await;
     assert!(p["errors"][0]["field"].is_string(), "{p}");
     let sorts: Vec<String> = (0..=limits::MAX_SORT_KEYS)
         .map(|i| format!("sort=data.a{i}"))
         .collect();
-    let res = s
-        .req(Method::GET, &url(sorts.join("&")))
-        .send()
-        .await
-        .unwrap();
+    let res = get(&s, &url(sorts.join("&"))).await;
     let p = problem(res, 400, "too_many_sort_keys").await;
     assert_eq!(p["errors"][0]["field"], "sort", "{p}");
 }
