@@ -40,7 +40,7 @@ fn assert_field(p: &Value, field: &str, code: &str) {
 
 /// A search with `body`: the problem, checked for `status` and `code`.
 async fn search(s: &Server, body: &Value, status: u16, code: &str) -> Value {
-    let res = post(&s, &s.campaign_url("/search"), body).await;
+    let res = post(s, &s.campaign_url("/search"), body).await;
     problem(res, status, code).await
 }
 
@@ -65,7 +65,7 @@ async fn campaign_invalid(edit: impl FnOnce(&mut Value), field: &str, code: &str
 async fn campaign_valid(s: &Server, edit: impl FnOnce(&mut Value)) -> Value {
     let mut campaign = fixture("promo_code");
     edit(&mut campaign);
-    let res = post(&s, &s.campaign_url("/campaigns"), &campaign).await;
+    let res = post(s, &s.campaign_url("/campaigns"), &campaign).await;
     let (status, body) = parts(res).await;
     assert_eq!(status, 201, "{body}");
     body
