@@ -46,6 +46,10 @@ async fn info_log_has_route_templates_and_no_personal_data() {
         .init();
 
     let s = start().await;
+    for probe in ["/healthz", "/readyz"] {
+        let res = s.client.get(s.url(probe)).send().await.unwrap();
+        assert_eq!(res.status(), 200, "{probe}");
+    }
     campaign_traffic(&s).await;
     consent_traffic(&s).await;
     let log = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
@@ -75,6 +79,9 @@ async fn info_log_has_route_templates_and_no_personal_data() {
     assert!(log.contains("route=(no route) status=404"), "{log}");
     assert!(log.contains("status=401"), "{log}");
     assert!(log.contains("latency_ms="), "{log}");
+    // Successful health probes are logged at debug, below this filter.
+    assert!(!log.contains("route=/healthz"), "{log}");
+    assert!(!log.contains("route=/readyz"), "{log}");
     assert!(
         log.contains("route=/bff/api/consent/projects/{projId}/to-accept status=200"),
         "{log}"
