@@ -86,17 +86,20 @@ for _ in $(seq 1 100); do
     sleep 0.2
 done
 
-# The demo privacy notice's id, for the config file.
-ACCORD_NOTICE_ID="$(TOKEN="$TOKEN" "$PY" - "$BASE" <<'PY'
+# The ids of the demo privacy notice and consent, for the config file.
+ids() {
+    TOKEN="$TOKEN" "$PY" - "$BASE" "$1" <<'PY'
 import json, os, sys, urllib.request
 req = urllib.request.Request(
-    sys.argv[1] + "/cms/api/projects/demo/c/svc-privacy-notice-v1",
+    f"{sys.argv[1]}/cms/api/projects/demo/c/{sys.argv[2]}",
     headers={"Authorization": "Bearer " + os.environ["TOKEN"]},
 )
 print(json.load(urllib.request.urlopen(req, timeout=10))[0]["id"])
 PY
-)"
-export ACCORD_NOTICE_ID
+}
+ACCORD_NOTICE_ID="$(ids svc-privacy-notice-v1)"
+ACCORD_CONSENT_ID="$(ids svc-consent-v1)"
+export ACCORD_NOTICE_ID ACCORD_CONSENT_ID
 
 echo "== schemathesis $SCHEMATHESIS_VERSION, at most $MAX_EXAMPLES examples per operation"
 status=0
