@@ -23,6 +23,7 @@ const MIX: Mix = Mix {
     // Few users with 3 redeems each: their quotas are reached during the run
     // (60 redemptions in all), under contention.
     users: 20,
+    search_percent: 50,
 };
 
 async fn smoke(database_url: &str) {

@@ -75,6 +75,10 @@ pub struct Args {
     /// Distinct users redeeming (each may redeem `--per-user` times).
     #[arg(long, default_value_t = 2000)]
     pub users: u32,
+    /// Percent of requests that are searches (100: search only); the rest
+    /// are redeems and consent acceptances, 3 to 2.
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub search_percent: u32,
     /// Redemptions allowed per user.
     #[arg(long, default_value_t = 3)]
     pub per_user: u32,
@@ -219,6 +223,7 @@ fn main() -> Result<(), BoxError> {
             duration: Duration::from_secs(args.seconds),
             concurrency: args.concurrency,
             users: args.users,
+            search_percent: args.search_percent,
         };
         println!(
             "{} workers for {} s against {} (load average before: {})",

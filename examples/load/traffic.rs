@@ -119,6 +119,9 @@ pub struct Mix {
     pub concurrency: u64,
     /// Distinct users.
     pub users: u32,
+    /// Percent of requests that are searches; the rest are redeems and
+    /// consent acceptances, 3 to 2.
+    pub search_percent: u32,
 }
 
 /// Runs `mix.concurrency` workers for `mix.duration`, each with its own
@@ -129,7 +132,7 @@ pub async fn run(target: &Target, seeded: &Seeded, mix: Mix) -> Report {
     let workers: Vec<_> = (0..mix.concurrency)
         .map(|i| {
             let (target, seeded) = (target.clone(), seeded.clone());
-            tokio::spawn(async move { worker(i, &target, &seeded, mix.users, deadline).await })
+            tokio::spawn(async move { worker(i, &target, &seeded, mix, deadline).await })
         })
         .collect();
     let mut report = Report::default();
@@ -146,9 +149,12 @@ async fn worker(
     i: u64,
     target: &Target,
     seeded: &Seeded,
-    users: u32,
+    mix: Mix,
     deadline: Instant,
 ) -> BTreeMap<Op, OpStats> {
+    let users = mix.users;
+    let searches = mix.search_percent.min(100);
+    let redeems = searches + (100 - searches) * 3 / 5;
     let client = client();
     let mut rng = StdRng::seed_from_u64(rand::random::<u64>() ^ i);
     let mut stats: BTreeMap<Op, OpStats> = BTreeMap::new();
@@ -156,12 +162,12 @@ async fn worker(
     let mut n = 0u64;
     while Instant::now() < deadline {
         let user = format!("user-{}", rng.gen_range(0..users.max(1)));
-        let roll = rng.gen_range(0..10);
+        let roll = rng.gen_range(0..100);
         let began = Instant::now();
-        let (op, res) = if roll < 5 {
+        let (op, res) = if roll < searches {
             let total = rng.gen_range(50..500);
             (Op::Search, search(&client, target, &user, total).await)
-        } else if roll < 8 {
+        } else if roll < redeems {
             let key = match keys.last() {
                 Some(old) if rng.gen_ratio(1, 20) => old.clone(),
                 _ => {
