@@ -15,16 +15,12 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
-use sqlx::Connection;
 
 /// The environment variable carrying a child server's job.
 pub const CHILD_ENV: &str = "ACCORD_RELIABILITY_SERVER_JOB";
-
-/// The PostgreSQL URL of the tests.
-pub const PG_URL_ENV: &str = "ACCORD_TEST_PG_URL";
 
 /// What a child server does.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -151,67 +147,19 @@ impl Drop for ServerProcess {
     }
 }
 
+#[path = "../pg_support/mod.rs"]
+mod pg_support;
+
 /// The PostgreSQL URL, or `None` (after saying why) to skip; in CI a
 /// missing URL fails the test (CI must never skip it silently).
 pub fn pg_url() -> Option<String> {
-    match std::env::var(PG_URL_ENV) {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "{PG_URL_ENV} is not set, but CI is: the PostgreSQL reliability tests must run \
-                 in CI (.ci/run sets {PG_URL_ENV} to the machine's server)"
-            );
-            eprintln!(
-                "skipped: set {PG_URL_ENV} (e.g. postgres://postgres@127.0.0.1:5432/test) to run \
-                 the PostgreSQL reliability tests"
-            );
-            None
-        }
-    }
+    pg_support::database_url("the PostgreSQL reliability tests")
 }
-
-/// Schemas of runs older than this are left-overs of earlier runs.
-const STALE_AFTER_SECS: u64 = 3600;
 
 /// A new schema for one test (`accord_rel_<unix time>_<pid>_<tag>`, after
 /// dropping stale ones); returns `url` with that schema as search path
 /// (libpq-style `options`), for `PostgresStore::connect` and the server.
 pub async fn fresh_schema(url: &str, tag: &str) -> String {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
-    let name = format!("accord_rel_{now}_{}_{tag}", std::process::id());
-    let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
-    let existing: Vec<String> = sqlx::query_scalar(
-        "SELECT nspname::text FROM pg_namespace WHERE nspname LIKE 'accord\\_rel\\_%'",
-    )
-    .fetch_all(&mut conn)
-    .await
-    .unwrap();
-    for old in existing {
-        let created = old
-            .split('_')
-            .nth(2)
-            .and_then(|s| s.parse::<u64>().ok())
-            .unwrap_or(now);
-        if now.saturating_sub(created) > STALE_AFTER_SECS {
-            // Another process may be dropping it too.
-            let _ = sqlx::query(&format!("DROP SCHEMA IF EXISTS \"{old}\" CASCADE"))
-                .execute(&mut conn)
-                .await;
-        }
-    }
-    sqlx::query(&format!("CREATE SCHEMA \"{name}\""))
-        .execute(&mut conn)
-        .await
-        .unwrap();
-    with_schema(url, &name)
-}
-
-/// `url` with `schema` as the search path of every connection.
-pub fn with_schema(url: &str, schema: &str) -> String {
-    let sep = if url.contains('?') { '&' } else { '?' };
-    format!("{url}{sep}options=-c%20search_path%3D{schema}")
+    let name = pg_support::create_schema(url, "rel", tag).await;
+    pg_support::with_schema(url, &name)
 }
