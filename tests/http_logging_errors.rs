@@ -7,31 +7,19 @@
 #![cfg(feature = "http")]
 
 mod http_support;
+mod log_capture;
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use accord::http::{router, scope, Api, Auth, ROUTES};
 use accord::store::sqlite::SqliteStore;
 use accord::ManualClock;
 use http_support::{fixture, t0, token, P, SECRET};
+use log_capture::Captured;
 use reqwest::Method;
 use serde_json::{json, Value};
 use sqlx::{Connection, Row};
-
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 const SUBJECT: &str = "alice-4242";
 const IP: &str = "203.0.113.77";
@@ -181,7 +169,7 @@ async fn failing_requests_log_no_personal_data_at_any_level() {
     let fives = server_errors.iter().filter(|s| **s >= 500).count();
     assert!(fives >= 10, "only {fives} server errors: {server_errors:?}");
 
-    let log = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let log = captured.text();
     assert!(
         log.lines()
             .any(|l| l.contains("ERROR") && l.contains("internal error")),
