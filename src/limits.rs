@@ -37,3 +37,37 @@ pub const MAX_ATTRIBUTE_ARRAY_LEN: usize = 1000;
 pub const MAX_REQUEST_STRING_LEN: usize = 4096;
 /// `actionRefs` one redeem request may name.
 pub const MAX_ACTION_REFS: usize = 100;
+
+// The limits that live beside the code enforcing them, gathered here so
+// this module is the one list.
+
+/// Most values of an `in`/`not in` list (campaign field: 422).
+pub use crate::condition::list::MAX_IN_VALUES;
+/// Longest `matches` pattern, in bytes (campaign field: 422).
+pub use crate::condition::MAX_PATTERN_LEN;
+/// Longest condition value, in bytes (campaign field: 422).
+pub use crate::condition::MAX_VALUE_LEN;
+/// `data.<attribute>` filters of one content-store list (400).
+pub use crate::consent::query::MAX_FILTERS;
+/// `sort` keys of one content-store list (400).
+pub use crate::consent::query::MAX_SORT_KEYS;
+/// Longest consent lifespan, in days (422).
+pub use crate::consent::validate::MAX_LIFESPAN_DAYS;
+/// Purposes one consent or acceptance may list (422).
+pub use crate::consent::validate::MAX_PURPOSES;
+/// Largest consent or privacy-notice revision number (422).
+pub use crate::consent::validate::MAX_REVISION;
+/// Deepest formula nesting (campaign field: 422 `formula_too_deep`).
+pub use crate::formula::MAX_DEPTH as MAX_FORMULA_DEPTH;
+/// Most nodes one formula evaluation visits (request: 413
+/// `formula_budget_exceeded`; unreachable within [`MAX_FORMULA_LEN`], a
+/// second line of defence).
+pub use crate::formula::MAX_EVAL_STEPS;
+/// Longest formula source, in bytes (campaign field: 422 `formula_too_long`).
+pub use crate::formula::MAX_FORMULA_LEN;
+/// Largest page of every list (content store, campaigns, redemptions): 400.
+pub use crate::store::MAX_PAGE_SIZE;
+/// Longest name inside `${…}`, in bytes.
+pub use crate::template::MAX_NAME_LEN as MAX_TEMPLATE_NAME_LEN;
+/// Longest `${name}` template (quota keys, benefit text), in bytes.
+pub use crate::template::MAX_TEMPLATE_LEN;

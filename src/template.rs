@@ -234,7 +234,17 @@ impl Template {
         &self,
         resolve: &dyn Fn(&str) -> Option<Cow<'v, str>>,
     ) -> Result<String, TemplateError> {
-        let mut out = String::new();
+        // Names are usually short values (ids, codes, dates): one guess,
+        // so most renderings allocate once.
+        let guess: usize = self
+            .parts
+            .iter()
+            .map(|p| match p {
+                Part::Text(text) => text.len(),
+                Part::Name(_) => 16,
+            })
+            .sum();
+        let mut out = String::with_capacity(guess);
         for part in &self.parts {
             match part {
                 Part::Text(text) => out.push_str(text),

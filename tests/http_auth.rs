@@ -350,3 +350,51 @@ async fn operations_routes_need_no_token() {
         assert_eq!(res.status(), 200, "{}", r.path);
     }
 }
+
+/// An RS256 server refuses `alg: none` in every spelling, with or without
+/// a signature part, and never takes a key from the token itself: a token
+/// signed with the attacker's key and carrying that key in `jwk` (or
+/// pointing at it with `jku`/`x5u`/`kid`) is a bad signature.
+#[tokio::test]
+async fn rs256_refuses_unsigned_tokens_and_keys_carried_by_the_token() {
+    let s = start_with(Auth::public_key_pem(RSA_PUBLIC.as_bytes()).unwrap()).await;
+    let payload = b64(good_claims().to_string().as_bytes());
+    let mut forged = Vec::new();
+    for alg in ["none", "None", "NONE", "nOnE"] {
+        let header = b64(json!({"alg": alg, "typ": "JWT"}).to_string().as_bytes());
+        forged.push(format!("{header}.{payload}."));
+        forged.push(format!("{header}.{payload}"));
+        forged.push(format!("{header}.{payload}.{}", b64(b"signature")));
+    }
+    let attacker =
+        EncodingKey::from_rsa_pem(include_bytes!("data/jwt/attacker_rsa_private.pem")).unwrap();
+    let n = include_str!("data/jwt/attacker_rsa_n.txt").trim();
+    for extra in [
+        json!({"jwk": {"kty": "RSA", "e": "AQAB", "n": n, "alg": "RS256", "use": "sig"}}),
+        json!({"jku": "http://127.0.0.1:9/keys.json", "kid": "attacker"}),
+        json!({"x5u": "http://127.0.0.1:9/cert.pem"}),
+        json!({"kid": "../../../../dev/null"}),
+    ] {
+        let mut header = json!({"alg": "RS256", "typ": "JWT"});
+        header
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        let signing_input = format!("{}.{payload}", b64(header.to_string().as_bytes()));
+        let sig = jsonwebtoken::crypto::sign(signing_input.as_bytes(), &attacker, Algorithm::RS256)
+            .unwrap();
+        forged.push(format!("{signing_input}.{sig}"));
+    }
+    // The forgeries carrying a key are well made: each verifies against the
+    // attacker's public key (the one in `jwk`). Only trust is missing.
+    let theirs = jsonwebtoken::DecodingKey::from_rsa_components(n, "AQAB").unwrap();
+    let mut validation = jsonwebtoken::Validation::new(Algorithm::RS256);
+    validation.validate_aud = false;
+    for token in &forged[forged.len() - 4..] {
+        jsonwebtoken::decode::<Value>(token, &theirs, &validation).unwrap();
+    }
+    for token in forged {
+        let res = search_with(&s, Some(&format!("Bearer {token}"))).await;
+        problem(res, 401, "invalid_token").await;
+    }
+}

@@ -5,26 +5,12 @@
 #![cfg(feature = "http")]
 
 mod http_support;
-
-use std::io::Write;
-use std::sync::{Arc, Mutex};
+mod log_capture;
 
 use http_support::{start, Server};
+use log_capture::Captured;
 use reqwest::Method;
 use serde_json::json;
-
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 /// Strings that must never reach the log at info.
 const PERSONAL: &[&str] = &[
@@ -46,9 +32,13 @@ async fn info_log_has_route_templates_and_no_personal_data() {
         .init();
 
     let s = start().await;
+    for probe in ["/healthz", "/readyz"] {
+        let res = s.client.get(s.url(probe)).send().await.unwrap();
+        assert_eq!(res.status(), 200, "{probe}");
+    }
     campaign_traffic(&s).await;
     consent_traffic(&s).await;
-    let log = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let log = captured.text();
     for needle in PERSONAL {
         assert!(!log.contains(needle), "{needle:?} in the log:\n{log}");
     }
@@ -75,6 +65,9 @@ async fn info_log_has_route_templates_and_no_personal_data() {
     assert!(log.contains("route=(no route) status=404"), "{log}");
     assert!(log.contains("status=401"), "{log}");
     assert!(log.contains("latency_ms="), "{log}");
+    // Successful health probes are logged at debug, below this filter.
+    assert!(!log.contains("route=/healthz"), "{log}");
+    assert!(!log.contains("route=/readyz"), "{log}");
     assert!(
         log.contains("route=/bff/api/consent/projects/{projId}/to-accept status=200"),
         "{log}"

@@ -241,3 +241,56 @@ async fn references_resolve_and_schemas_use_the_spec_names() {
     let problem = &doc["components"]["responses"]["Unauthorized"]["content"];
     assert!(problem.get("application/problem+json").is_some());
 }
+
+/// The request examples of the document are requests the API accepts: the
+/// campaign example creates a campaign, and the search and redeem examples
+/// (run against it, the example cart holds shoes) match it.
+#[tokio::test]
+async fn the_request_examples_are_accepted() {
+    let s = start().await;
+    let (_, doc) = parts(s.client.get(s.url("/openapi.json")).send().await.unwrap()).await;
+    let example = |path: &str| -> Value {
+        let e =
+            &doc["paths"][path]["post"]["requestBody"]["content"]["application/json"]["example"];
+        assert!(e.is_object(), "{path}: no example");
+        e.clone()
+    };
+    let base = "/campaign/api/projects/{projId}";
+    let url = |rest: &str| s.campaign_url(rest);
+    let campaign = example(&format!("{base}/campaigns"));
+    let res = s
+        .req(reqwest::Method::POST, &url("/campaigns"))
+        .json(&campaign)
+        .send()
+        .await
+        .unwrap();
+    let (status, created) = parts(res).await;
+    assert_eq!(status, 201, "{created}");
+    let res = s
+        .req(reqwest::Method::POST, &url("/search"))
+        .json(&example(&format!("{base}/search")))
+        .send()
+        .await
+        .unwrap();
+    let (status, found) = parts(res).await;
+    assert_eq!(status, 200, "{found}");
+    assert_eq!(
+        found["actions"][0]["campaign"]["refCode"],
+        created["refCode"]
+    );
+    let mut redeem = example(&format!("{base}/redeem/campaign-code"));
+    redeem["campaignCode"] = created["refCode"].clone();
+    redeem["cart"] = example(&format!("{base}/search"))["cart"].clone();
+    let res = s
+        .req(reqwest::Method::POST, &url("/redeem/campaign-code"))
+        .json(&redeem)
+        .send()
+        .await
+        .unwrap();
+    let (status, redemption) = parts(res).await;
+    assert_eq!(status, 201, "{redemption}");
+    // The replace example is the create example.
+    let put = &doc["paths"][format!("{base}/campaigns/{{id}}")]["put"]["requestBody"]["content"]
+        ["application/json"]["example"];
+    assert_eq!(put["refCode"], campaign["refCode"]);
+}

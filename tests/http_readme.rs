@@ -13,11 +13,12 @@
 #[allow(dead_code, unreachable_pub)]
 mod server;
 
-use std::io::Write;
+mod log_capture;
+
 use std::process::Command;
-use std::sync::{Arc, Mutex};
 
 use clap::Parser;
+use log_capture::Captured;
 
 const README: &str = include_str!("../README.md");
 
@@ -51,19 +52,6 @@ fn expectations(script: &str) -> Vec<Vec<String>> {
         .filter_map(|l| l.trim_start().strip_prefix("# → "))
         .map(|e| e.split(" … ").map(str::to_owned).collect())
         .collect()
-}
-
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 #[test]
@@ -249,7 +237,7 @@ fn the_readme_walkthrough_runs_against_the_demo_server() {
     runtime.block_on(started.done).unwrap().unwrap();
 
     // The log at info: routes, no personal data of the walkthrough.
-    let log = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let log = captured.text();
     assert!(
         log.contains("route=/bff/api/consent/projects/{projId}/consent-acceptance status=201"),
         "{log}"

@@ -69,7 +69,8 @@ async fn story<S: CampaignStore + RedemptionStore>(a: Arc<S>, b: Arc<S>) {
     let writer = CampaignService::new(a, Arc::new(SystemClock));
     let reader = CampaignService::new(b, Arc::new(SystemClock));
     // The reader builds its snapshot before the change.
-    assert!(seen(&reader, &project, &[]).await < Duration::from_millis(100));
+    // Immediate, give or take the first snapshot build on a loaded machine.
+    assert!(seen(&reader, &project, &[]).await < Duration::from_secs(1));
 
     let created = writer
         .create_campaign(&project, campaign("NEW", "ENABLE"), "admin")

@@ -17,11 +17,9 @@
 
 use std::str::FromStr;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use accord::store::postgres::PostgresStore;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use sqlx::Connection;
 use tokio::sync::OnceCell;
 
 mod suite;
@@ -31,28 +29,12 @@ use suite::campaign_store::{
 };
 use suite::workers::{run_worker, spawn_workers, two_jobs, Job};
 
-const URL_ENV: &str = "ACCORD_TEST_PG_URL";
-
-/// Schemas of runs older than this are left-overs of earlier runs.
-const STALE_AFTER_SECS: u64 = 3600;
+#[path = "pg_support/mod.rs"]
+mod pg_support;
 
 /// The database URL, or `None` (after saying why) to skip.
 fn database_url() -> Option<String> {
-    match std::env::var(URL_ENV) {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "{URL_ENV} is not set, but CI is: the PostgreSQL store suite must run in CI \
-                 (.ci/run sets {URL_ENV} to the machine's server)"
-            );
-            eprintln!(
-                "skipped: set {URL_ENV} (e.g. postgres://postgres@127.0.0.1:5432/test) \
-                 to run the PostgreSQL store suite"
-            );
-            None
-        }
-    }
+    pg_support::database_url("the PostgreSQL store suite")
 }
 
 static SCHEMA: OnceCell<String> = OnceCell::const_new();
@@ -60,38 +42,7 @@ static SCHEMA: OnceCell<String> = OnceCell::const_new();
 /// This process's schema: created on first use, after dropping stale ones.
 async fn schema(url: &str) -> String {
     SCHEMA
-        .get_or_init(|| async {
-            let now = SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .unwrap()
-                .as_secs();
-            let name = format!("accord_suite_{now}_{}", std::process::id());
-            let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
-            let existing: Vec<String> = sqlx::query_scalar(
-                "SELECT nspname::text FROM pg_namespace WHERE nspname LIKE 'accord\\_suite\\_%'",
-            )
-            .fetch_all(&mut conn)
-            .await
-            .unwrap();
-            for old in existing {
-                let created = old
-                    .split('_')
-                    .nth(2)
-                    .and_then(|s| s.parse::<u64>().ok())
-                    .unwrap_or(now);
-                if now.saturating_sub(created) > STALE_AFTER_SECS {
-                    // Another process may be dropping it too.
-                    let _ = sqlx::query(&format!("DROP SCHEMA IF EXISTS \"{old}\" CASCADE"))
-                        .execute(&mut conn)
-                        .await;
-                }
-            }
-            sqlx::query(&format!("CREATE SCHEMA IF NOT EXISTS \"{name}\""))
-                .execute(&mut conn)
-                .await
-                .unwrap();
-            name
-        })
+        .get_or_init(|| pg_support::create_schema(url, "suite", ""))
         .await
         .clone()
 }

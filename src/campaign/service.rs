@@ -49,6 +49,7 @@ pub struct CampaignService<S> {
     store: Arc<S>,
     clock: Arc<dyn Clock>,
     snapshots: Snapshots,
+    max_campaigns: u64,
 }
 
 impl<S> std::fmt::Debug for CampaignService<S> {
@@ -71,7 +72,18 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
             store,
             clock,
             snapshots: Snapshots::new(DEFAULT_REFRESH),
+            max_campaigns: MAX_CAMPAIGNS_PER_PROJECT,
         }
+    }
+
+    /// Sets how many campaigns one project may hold (default
+    /// [`MAX_CAMPAIGNS_PER_PROJECT`]); a create beyond it is refused with
+    /// [`ErrorKind::LimitExceeded`](crate::ErrorKind::LimitExceeded), code
+    /// `too_many_campaigns`.
+    #[must_use]
+    pub fn with_max_campaigns(mut self, max: u64) -> Self {
+        self.max_campaigns = max;
+        self
     }
 
     /// Sets how long a compiled snapshot is trusted before the store is
@@ -99,10 +111,10 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
         input: CampaignInput,
         actor: &str,
     ) -> Result<Campaign> {
-        if self.store.count_campaigns(project).await? >= MAX_CAMPAIGNS_PER_PROJECT {
+        if self.store.count_campaigns(project).await? >= self.max_campaigns {
             return Err(Error::limit(
                 "too_many_campaigns",
-                format!("a project holds at most {MAX_CAMPAIGNS_PER_PROJECT} campaigns"),
+                format!("a project holds at most {} campaigns", self.max_campaigns),
             ));
         }
         let now = self.clock.now();

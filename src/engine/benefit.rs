@@ -55,7 +55,7 @@ fn benefit_name<'a>(
         return Some(Cow::Borrowed(v));
     }
     if let Some(v) = req.attribute_text(name) {
-        return Some(Cow::Owned(v.into_owned()));
+        return Some(v);
     }
     if let Some(v) = req.cart_text(name) {
         return Some(Cow::Borrowed(v));

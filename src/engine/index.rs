@@ -80,6 +80,17 @@ thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
+/// Adds a posting to the list of `value`, copying the value only for a new
+/// list (hot values are shared by thousands of rules).
+fn push_text(lists: &mut FxHashMap<Box<str>, Vec<Posting>>, value: &str, posting: Posting) {
+    match lists.get_mut(value) {
+        Some(list) => list.push(posting),
+        None => {
+            lists.insert(value.into(), vec![posting]);
+        }
+    }
+}
+
 /// Whether a condition goes into the index: a positive equality or
 /// membership test on a custom attribute, `sku` or `tags`.
 fn indexable(c: &CondPlan) -> bool {
@@ -129,12 +140,10 @@ impl Index {
                 };
                 let lists = &mut index.lists[key];
                 match test {
-                    Test::Str(Cmp::Eq, v) => {
-                        lists.text.entry(v.clone()).or_default().push(posting);
-                    }
+                    Test::Str(Cmp::Eq, v) => push_text(&mut lists.text, v, posting),
                     Test::StrSet(set) => {
                         for v in set {
-                            lists.text.entry(v.clone()).or_default().push(posting);
+                            push_text(&mut lists.text, v, posting);
                         }
                     }
                     Test::Num(Cmp::Eq, v) => {

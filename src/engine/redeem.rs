@@ -148,10 +148,12 @@ fn select(
                 ));
             }
             if refs.len() > MAX_ACTION_REFS {
-                return Err(Error::limit(
-                    "request_too_large",
-                    format!("actionRefs names more than {MAX_ACTION_REFS} benefits"),
-                ));
+                let message = format!("actionRefs names more than {MAX_ACTION_REFS} benefits");
+                return Err(
+                    Error::limit("request_too_large", message.clone()).with_fields(vec![
+                        crate::FieldError::new("actionRefs", "too_many", message),
+                    ]),
+                );
             }
             let mut problems = Vec::new();
             for (i, action_ref) in refs.iter().enumerate() {

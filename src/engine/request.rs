@@ -15,7 +15,7 @@ use crate::limits::{
     MAX_TAGS_PER_ITEM,
 };
 use crate::wire::Scalar;
-use crate::{Error, Result};
+use crate::{Error, FieldError, Result};
 
 /// A custom attribute as conditions see it.
 #[derive(Debug, Clone)]
@@ -45,22 +45,13 @@ impl<'r> Attr<'r> {
     }
 }
 
-/// The text of a JSON scalar, borrowed when it is a string.
+/// The text of a JSON scalar, borrowed when it is a string; numbers and
+/// booleans in JSON form.
 fn scalar_cow(v: &Value) -> Option<Cow<'_, str>> {
     match v {
         Value::String(s) => Some(Cow::Borrowed(s)),
         Value::Number(n) => Some(Cow::Owned(n.to_string())),
         Value::Bool(b) => Some(Cow::Borrowed(if *b { "true" } else { "false" })),
-        Value::Null | Value::Array(_) | Value::Object(_) => None,
-    }
-}
-
-/// The text of a JSON scalar: strings as is, numbers and booleans in JSON form.
-pub(crate) fn scalar_text(v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(b.to_string()),
         Value::Null | Value::Array(_) | Value::Object(_) => None,
     }
 }
@@ -176,11 +167,7 @@ impl<'r> Prepared<'r> {
 
     /// The request's attribute value as text, for placeholders.
     pub(crate) fn attribute_text(&self, name: &str) -> Option<Cow<'r, str>> {
-        self.request
-            .attribute
-            .get(name)
-            .and_then(scalar_text)
-            .map(Cow::Owned)
+        self.request.attribute.get(name).and_then(scalar_cow)
     }
 
     /// The cart's value of a name, for placeholders.
@@ -207,11 +194,11 @@ pub(crate) fn item_input<'a>(item: &'a Item<'_>, input: InputRef) -> Input<'a> {
     }
 }
 
-fn too_large(what: &str, limit: usize) -> Error {
-    Error::limit(
-        "request_too_large",
-        format!("{what} exceeds the limit of {limit}"),
-    )
+/// A request over a size limit: 413 `request_too_large`, naming the field.
+fn too_large(field: impl Into<String>, code: &str, what: &str, limit: usize) -> Error {
+    let message = format!("{what} exceeds the limit of {limit}");
+    Error::limit("request_too_large", message.clone())
+        .with_fields(vec![FieldError::new(field, code, message)])
 }
 
 /// Checks the request limits of [`crate::limits`], and that no text holds
@@ -265,21 +252,53 @@ pub fn check_limits(request: &SearchRequest) -> Result<()> {
     problems.into_result()
 }
 
+const MANY: &str = "too_many";
+const LONG: &str = "too_long";
+
+fn long(s: &str) -> bool {
+    s.len() > MAX_REQUEST_STRING_LEN
+}
+
 fn check_sizes(request: &SearchRequest) -> Result<()> {
-    let long = |s: &str| s.len() > MAX_REQUEST_STRING_LEN;
-    if request.attribute.len() > MAX_ATTRIBUTES {
-        return Err(too_large("the number of attributes", MAX_ATTRIBUTES));
+    check_attribute_sizes(&request.attribute)?;
+    check_cart_sizes(&request.cart)?;
+    for (field, value) in [("channel", &request.channel), ("name", &request.name)] {
+        if value.as_deref().is_some_and(long) {
+            return Err(too_large(
+                field,
+                LONG,
+                &format!("the length of {field}"),
+                MAX_REQUEST_STRING_LEN,
+            ));
+        }
     }
-    for (name, value) in &request.attribute {
+    Ok(())
+}
+
+fn check_attribute_sizes(attribute: &serde_json::Map<String, Value>) -> Result<()> {
+    if attribute.len() > MAX_ATTRIBUTES {
+        return Err(too_large(
+            "attribute",
+            MANY,
+            "the number of attributes",
+            MAX_ATTRIBUTES,
+        ));
+    }
+    for (name, value) in attribute {
         if long(name) {
             return Err(too_large(
+                "attribute",
+                LONG,
                 "the length of an attribute name",
                 MAX_REQUEST_STRING_LEN,
             ));
         }
+        let field = || format!("attribute.{name}");
         match value {
             Value::String(s) if long(s) => {
                 return Err(too_large(
+                    field(),
+                    LONG,
                     &format!("the length of attribute {name:?}"),
                     MAX_REQUEST_STRING_LEN,
                 ))
@@ -287,12 +306,19 @@ fn check_sizes(request: &SearchRequest) -> Result<()> {
             Value::Array(xs) => {
                 if xs.len() > MAX_ATTRIBUTE_ARRAY_LEN {
                     return Err(too_large(
+                        field(),
+                        MANY,
                         &format!("the length of array attribute {name:?}"),
                         MAX_ATTRIBUTE_ARRAY_LEN,
                     ));
                 }
-                if xs.iter().any(|x| matches!(x, Value::String(s) if long(s))) {
+                if let Some(i) = xs
+                    .iter()
+                    .position(|x| matches!(x, Value::String(s) if long(s)))
+                {
                     return Err(too_large(
+                        format!("attribute.{name}[{i}]"),
+                        LONG,
                         &format!("the length of a value of attribute {name:?}"),
                         MAX_REQUEST_STRING_LEN,
                     ));
@@ -301,41 +327,63 @@ fn check_sizes(request: &SearchRequest) -> Result<()> {
             _ => {}
         }
     }
-    let cart = &request.cart;
+    Ok(())
+}
+
+fn check_cart_sizes(cart: &crate::campaign::Cart) -> Result<()> {
     if cart.items.len() > MAX_CART_ITEMS {
-        return Err(too_large("the number of cart items", MAX_CART_ITEMS));
-    }
-    let scalar_long = |s: &Option<Scalar>| s.as_ref().is_some_and(|s| long(&s.as_text()));
-    if scalar_long(&cart.total_price) || scalar_long(&cart.currency) {
         return Err(too_large(
-            "the length of a cart field",
-            MAX_REQUEST_STRING_LEN,
+            "cart.items",
+            MANY,
+            "the number of cart items",
+            MAX_CART_ITEMS,
         ));
     }
-    for item in &cart.items {
-        if item.tags.len() > MAX_TAGS_PER_ITEM {
+    let scalar_long = |s: &Option<Scalar>| s.as_ref().is_some_and(|s| long(&s.as_text()));
+    for (field, value) in [
+        ("cart.totalPrice", &cart.total_price),
+        ("cart.currency", &cart.currency),
+    ] {
+        if scalar_long(value) {
             return Err(too_large(
-                "the number of tags of a cart item",
-                MAX_TAGS_PER_ITEM,
-            ));
-        }
-        if scalar_long(&item.sku)
-            || scalar_long(&item.amount)
-            || scalar_long(&item.price)
-            || item.name.as_deref().is_some_and(long)
-            || item.tags.iter().any(|t| long(t))
-        {
-            return Err(too_large(
-                "the length of a cart item field",
+                field,
+                LONG,
+                "the length of a cart field",
                 MAX_REQUEST_STRING_LEN,
             ));
         }
     }
-    if request.channel.as_deref().is_some_and(long) || request.name.as_deref().is_some_and(long) {
-        return Err(too_large(
-            "the length of channel or name",
-            MAX_REQUEST_STRING_LEN,
-        ));
+    for (i, item) in cart.items.iter().enumerate() {
+        if item.tags.len() > MAX_TAGS_PER_ITEM {
+            return Err(too_large(
+                format!("cart.items[{i}].tags"),
+                MANY,
+                "the number of tags of a cart item",
+                MAX_TAGS_PER_ITEM,
+            ));
+        }
+        let field = if scalar_long(&item.sku) {
+            Some("sku".to_owned())
+        } else if scalar_long(&item.amount) {
+            Some("amount".to_owned())
+        } else if scalar_long(&item.price) {
+            Some("price".to_owned())
+        } else if item.name.as_deref().is_some_and(long) {
+            Some("name".to_owned())
+        } else {
+            item.tags
+                .iter()
+                .position(|t| long(t))
+                .map(|t| format!("tags[{t}]"))
+        };
+        if let Some(field) = field {
+            return Err(too_large(
+                format!("cart.items[{i}].{field}"),
+                LONG,
+                "the length of a cart item field",
+                MAX_REQUEST_STRING_LEN,
+            ));
+        }
     }
     Ok(())
 }

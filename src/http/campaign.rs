@@ -10,6 +10,7 @@ use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use chrono::{DateTime, Utc};
+use serde_json::json;
 
 use super::auth::{scope, Principal};
 use super::error::ApiError;
@@ -46,6 +47,24 @@ pub(crate) fn list_response<T: serde::Serialize>(items: Vec<T>) -> Response {
     })
 }
 
+/// The example body of a campaign create or replace (OpenAPI).
+fn campaign_example() -> serde_json::Value {
+    json!({
+        "name": "5% off shoes", "refCode": "SHOES5", "status": "ENABLE", "priority": 1,
+        "startDate": "2026-01-01T00:00:00Z", "endDate": "2100-01-01T00:00:00Z",
+        "quotas": [{"key": "${campaignCode}-${userId}", "value": 1, "description": "once per user"}],
+        "rules": [{
+            "name": "Shoes in the cart",
+            "when": [{"match": "ALL", "conditions": [
+                {"type": "cartItem", "attribute": "tags", "op": "contains", "value": "shoes", "valueType": "STRING"}
+            ]}],
+            "thenOperator": "AND",
+            "then": [{"action": "CART_DISCOUNT", "internalAction": false,
+                      "data": [{"attribute": "amount", "value": "floor(${totalPrice} * 0.05)", "isFormula": true}]}]
+        }]
+    })
+}
+
 fn campaign_id(path: &PathParams) -> Result<uuid::Uuid, ApiError> {
     path_uuid(path.get("id"), "campaign_not_found", "campaign")
 }
@@ -64,7 +83,10 @@ fn campaign_id(path: &PathParams) -> Result<uuid::Uuid, ApiError> {
         ("explain" = Option<bool>, Query, description = "Add, per running campaign that did not fire, why (needs campaign.admin too)"),
         ("at" = Option<DateTime<Utc>>, Query, description = "Evaluate at this RFC 3339 instant instead of now: a preview (needs campaign.admin too)"),
     ),
-    request_body(content = SearchRequest, content_type = "application/json"),
+    request_body(content = SearchRequest, content_type = "application/json",
+        example = json!({"attribute": {"userId": "u1", "promoCode": "WELCOME50"},
+            "cart": {"totalPrice": 1500, "currency": "THB",
+                     "items": [{"sku": "A1", "name": "Shoes", "amount": 1, "price": 1500, "tags": ["shoes"]}]}})),
     responses((status = 200, description = "One action per matched benefit, in priority order", body = SearchResponse)),
     security(("bearer" = ["campaign.r"]))
 )]
@@ -110,7 +132,9 @@ pub(crate) async fn search<S: HttpStore>(
         ("projId" = String, Path, description = "Project id"),
         ("Idempotency-Key" = Option<String>, Header, description = "Makes the redeem safe to retry; overrides the body's idempotencyKey"),
     ),
-    request_body(content = RedeemRequest, content_type = "application/json"),
+    request_body(content = RedeemRequest, content_type = "application/json",
+        example = json!({"campaignCode": "CART10", "attribute": {"userId": "u1"},
+            "cart": {"totalPrice": 1500, "currency": "THB"}})),
     responses(
         (status = 201, description = "Recorded", body = Redemption),
         (status = 200, description = "Replay of an idempotency key: the stored redemption, nothing charged", body = Redemption),
@@ -282,7 +306,7 @@ pub(crate) async fn list_campaigns<S: HttpStore>(
     path = "/campaign/api/projects/{projId}/campaigns",
     tag = "campaign admin",
     params(("projId" = String, Path, description = "Project id")),
-    request_body(content = CampaignInput, content_type = "application/json"),
+    request_body(content = CampaignInput, content_type = "application/json", example = campaign_example),
     responses(
         (status = 201, description = "Created", body = Campaign,
             headers(("Location" = String, description = "Address of the new campaign"))),
@@ -357,7 +381,7 @@ pub(crate) async fn get_campaign<S: HttpStore>(
         ("projId" = String, Path, description = "Project id"),
         ("id" = uuid::Uuid, Path, description = "Campaign id"),
     ),
-    request_body(content = CampaignInput, content_type = "application/json"),
+    request_body(content = CampaignInput, content_type = "application/json", example = campaign_example),
     responses(
         (status = 200, description = "The updated campaign", body = Campaign),
         (status = 409, description = "Stale version (stale_version) or duplicate refCode (duplicate_ref_code)", body = super::error::Problem, content_type = "application/problem+json"),

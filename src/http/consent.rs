@@ -42,8 +42,8 @@ fn subject_query(query: &QueryParams) -> Result<(String, String), ApiError> {
     tag = "consent",
     params(
         ("projId" = String, Path, description = "Project id"),
-        ("app" = String, Query, description = "Application needing consent"),
-        ("dataSubject" = String, Query, description = "User identifier in the application"),
+        ("app" = String, Query, description = "Application needing consent", example = "demo-app"),
+        ("dataSubject" = String, Query, description = "User identifier in the application", example = "u1"),
     ),
     responses((status = 200, description = "The consents still to accept", body = Vec<ToAccept>,
         headers(("X-Total-Count" = u64, description = "Number of entries")))),
@@ -116,8 +116,8 @@ pub(crate) async fn accept_consent<S: HttpStore>(
     tag = "consent",
     params(
         ("projId" = String, Path, description = "Project id"),
-        ("app" = String, Query, description = "Application"),
-        ("dataSubject" = String, Query, description = "User identifier in the application"),
+        ("app" = String, Query, description = "Application", example = "demo-app"),
+        ("dataSubject" = String, Query, description = "User identifier in the application", example = "u1"),
     ),
     responses((status = 200, description = "One option per purpose", body = Vec<PurposeOption>,
         headers(("X-Total-Count" = u64, description = "Number of entries")))),
@@ -142,7 +142,8 @@ pub(crate) async fn purpose_options<S: HttpStore>(
     path = "/bff/api/consent/projects/{projId}/purpose-acceptance",
     tag = "consent",
     params(("projId" = String, Path, description = "Project id")),
-    request_body(content = PurposeRequest, content_type = "application/json"),
+    request_body(content = PurposeRequest, content_type = "application/json",
+        example = json!({"app": "demo-app", "dataSubject": "u1", "purposeCode": "analytics"})),
     responses((status = 201, description = "Recorded, status ACCEPTED", body = PurposeAcceptance)),
     security(("bearer" = ["consent.w", "consent.r"]))
 )]
@@ -161,7 +162,8 @@ pub(crate) async fn accept_purpose<S: HttpStore>(
     path = "/bff/api/consent/projects/{projId}/purpose-withdrawal",
     tag = "consent",
     params(("projId" = String, Path, description = "Project id")),
-    request_body(content = PurposeRequest, content_type = "application/json"),
+    request_body(content = PurposeRequest, content_type = "application/json",
+        example = json!({"app": "demo-app", "dataSubject": "u1", "purposeCode": "analytics"})),
     responses((status = 200, description = "Recorded, status WITHDRAWN, withdrawalDate set", body = PurposeAcceptance)),
     security(("bearer" = ["consent.w", "consent.r"]))
 )]

@@ -194,13 +194,37 @@ pub(crate) enum ContentTypeName {
     Purpose,
 }
 
-/// The response of a replace, for the OpenAPI document.
-#[derive(Serialize, utoipa::ToSchema)]
-#[serde(untagged)]
-#[allow(dead_code)]
-pub(crate) enum ReplaceResponse {
-    /// Every type but the acceptance.
-    Envelope(Envelope),
-    /// The acceptance.
-    ReducedEnvelope(ReducedEnvelope),
+/// The response of a replace, for the OpenAPI document: an [`Envelope`],
+/// or for the acceptance a [`ReducedEnvelope`]. `anyOf`, not `oneOf`: an
+/// envelope also has every property of the reduced one, so it matches
+/// both (the path's `{type}` says which one the route answers).
+pub(crate) struct ReplaceResponse;
+
+impl utoipa::PartialSchema for ReplaceResponse {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::AnyOfBuilder;
+        use utoipa::openapi::Ref;
+        AnyOfBuilder::new()
+            .item(Ref::from_schema_name("Envelope"))
+            .item(Ref::from_schema_name("ReducedEnvelope"))
+            .description(Some(
+                "An Envelope; for svc-consent-acceptance-v1 a ReducedEnvelope",
+            ))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for ReplaceResponse {
+    fn schemas(
+        schemas: &mut Vec<(
+            String,
+            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+        )>,
+    ) {
+        use utoipa::PartialSchema;
+        schemas.push(("Envelope".to_owned(), Envelope::schema()));
+        <Envelope as utoipa::ToSchema>::schemas(schemas);
+        schemas.push(("ReducedEnvelope".to_owned(), ReducedEnvelope::schema()));
+        <ReducedEnvelope as utoipa::ToSchema>::schemas(schemas);
+    }
 }

@@ -77,8 +77,8 @@ pub(crate) async fn openapi_json() -> Response {
         .into_response()
 }
 
-/// One log line per request at info: method, route TEMPLATE, status,
-/// latency. Never the raw path, the query string, a body, a header or the
+/// One log line per request at info (successful health probes at debug):
+/// method, route TEMPLATE, status, latency. Never the raw path, the query string, a body, a header or the
 /// client address: those can carry personal data (`dataSubject`, device
 /// ids, IPs).
 pub(crate) async fn log_request(req: Request, next: Next) -> Response {
@@ -90,13 +90,25 @@ pub(crate) async fn log_request(req: Request, next: Next) -> Response {
         .map_or_else(|| "(no route)".to_owned(), |m| m.as_str().to_owned());
     let res = next.run(req).await;
     let latency_ms = start.elapsed().as_secs_f64() * 1000.0;
-    tracing::info!(
-        target: "accord::http",
-        method = %method,
-        route = %route,
-        status = res.status().as_u16(),
-        latency_ms = format_args!("{latency_ms:.2}"),
-        "request"
-    );
+    // A load balancer probes every second or so: successful probes are
+    // logged at debug, so they do not drown the traffic at info.
+    let probe = matches!(route.as_str(), "/healthz" | "/readyz") && res.status().is_success();
+    macro_rules! line {
+        ($level:ident) => {
+            tracing::$level!(
+                target: "accord::http",
+                method = %method,
+                route = %route,
+                status = res.status().as_u16(),
+                latency_ms = format_args!("{latency_ms:.2}"),
+                "request"
+            )
+        };
+    }
+    if probe {
+        line!(debug);
+    } else {
+        line!(info);
+    }
     res
 }

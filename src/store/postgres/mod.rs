@@ -29,9 +29,13 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres")
 /// Connections of the pool [`PostgresStore::connect`] opens.
 const POOL_SIZE: u32 = 10;
 
-/// How long a call waits for a free connection before failing as
-/// [`Unavailable`](crate::ErrorKind::Unavailable).
-const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a call waits for a working connection — a free one, or a new
+/// one while the database refuses connections — before failing as
+/// [`Unavailable`](crate::ErrorKind::Unavailable). It bounds how long a
+/// request hangs when the database is down: the client gets a 503 with
+/// `Retry-After` after this long at most, not a stalled connection.
+/// (sqlx retries a refused connection until this deadline.)
+pub(crate) const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// Runs of a transaction the database aborted as a deadlock victim or a
 /// serialization failure, before giving up.
@@ -56,14 +60,28 @@ impl PostgresStore {
     /// (`postgres://user:password@host:5432/database`; libpq-style query
     /// parameters such as `sslmode` and `options` are understood) and
     /// migrates the database.
+    ///
+    /// The pool fails fast while the database is unreachable and recovers
+    /// by itself when it is back (see `pool_options`).
     pub async fn connect(url: &str) -> Result<PostgresStore> {
-        let pool = PgPoolOptions::new()
-            .max_connections(POOL_SIZE)
-            .acquire_timeout(ACQUIRE_TIMEOUT)
+        let pool = PostgresStore::pool_options()
             .connect(url)
             .await
             .map_err(db_error)?;
         PostgresStore::from_pool(pool).await
+    }
+
+    /// The pool settings of [`connect`](Self::connect): 10 connections; a
+    /// call waits at most [`ACQUIRE_TIMEOUT`] for a working connection,
+    /// then fails as [`Unavailable`](crate::ErrorKind::Unavailable) (HTTP
+    /// 503); every pooled connection is checked before use, so connections
+    /// the database or the network dropped are replaced rather than handed
+    /// out.
+    fn pool_options() -> PgPoolOptions {
+        PgPoolOptions::new()
+            .max_connections(POOL_SIZE)
+            .acquire_timeout(ACQUIRE_TIMEOUT)
+            .test_before_acquire(true)
     }
 
     /// A store on a pool the application configured itself; migrates the
@@ -138,5 +156,21 @@ where
             Err(Abort::Db(e)) => return Err(db_error(e)),
             Err(Abort::Fail(e)) => return Err(e),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// While the database is unreachable a call fails within the acquire
+    /// timeout (a 503 over HTTP, well before a client gives up), and a
+    /// connection the database or the network dropped is never handed out.
+    #[test]
+    fn the_pool_fails_fast_and_checks_connections() {
+        let options = PostgresStore::pool_options();
+        assert!(options.get_acquire_timeout() <= Duration::from_secs(5));
+        assert!(options.get_test_before_acquire());
+        assert_eq!(options.get_max_connections(), POOL_SIZE);
     }
 }

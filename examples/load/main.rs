@@ -1,0 +1,270 @@
+//! A load generator for the Accord HTTP service: mixed search, redeem and
+//! consent-acceptance traffic from keep-alive clients, then a check that no
+//! quota was oversold.
+//!
+//! ```sh
+//! # Against a running server (its development token, project "demo"):
+//! cargo run --release --example load -- --url http://127.0.0.1:8080 --token "$TOKEN" --seconds 30
+//! # Self-hosted: an in-process server on loopback, on a new SQLite file …
+//! cargo run --release --example load -- --self-host --seconds 60 --concurrency 32
+//! # … or on PostgreSQL (a project of its own each run):
+//! cargo run --release --example load -- --self-host --database-url postgres://postgres@127.0.0.1/test
+//! ```
+//!
+//! Each run creates its own campaign (a new refCode) with three quotas — per
+//! user (count), in all (count), and points (the sum of the request's
+//! `points`) — and its own consent, then runs `--concurrency` workers for
+//! `--seconds` (at most 60). Per operation it prints count, rate, p50/p99
+//! latency and the 5xx count; then it reads every quota's usage and every
+//! redemption through the API and checks that each key's usage is within
+//! its limit and equals the sum of the COMPLETE redemptions charged to it.
+//! It exits non-zero on any 5xx, transport error or oversold quota.
+//!
+//! The same code runs for a few seconds in `cargo test` (tests/load_smoke.rs)
+//! and provides the traffic of tests/crash_safety.rs and tests/db_faults.rs.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use accord::http::Claims;
+use clap::Parser;
+
+#[path = "../server.rs"]
+#[allow(dead_code)] // its main and banner are for `cargo run --example server`
+pub mod server;
+
+#[path = "api.rs"]
+mod api;
+#[path = "traffic.rs"]
+mod traffic;
+
+pub use api::*;
+use server::BoxError;
+pub use traffic::*;
+
+/// Mixed traffic against the Accord HTTP API.
+#[derive(Debug, Parser)]
+#[command(about)]
+pub struct Args {
+    /// Base URL of a running server (`http://127.0.0.1:8080`).
+    #[arg(
+        long,
+        required_unless_present = "self_host",
+        conflicts_with = "self_host"
+    )]
+    pub url: Option<String>,
+    /// Bearer token with every scope for `--project` (`--url` only).
+    #[arg(long, env = "TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// Project to work in (`--url` only; self-hosting uses a new one).
+    #[arg(long, default_value = "demo")]
+    pub project: String,
+    /// Start an in-process server on 127.0.0.1 instead of using `--url`.
+    #[arg(long)]
+    pub self_host: bool,
+    /// Database of the self-hosted server: `sqlite://FILE`, `postgres://…`
+    /// (default: a new SQLite file in a temporary directory).
+    #[arg(long, requires = "self_host")]
+    pub database_url: Option<String>,
+    /// How long to send traffic (1 to 60 seconds).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=60))]
+    pub seconds: u64,
+    /// Concurrent clients (each keeps its connections alive).
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub concurrency: u64,
+    /// Distinct users redeeming (each may redeem `--per-user` times).
+    #[arg(long, default_value_t = 2000)]
+    pub users: u32,
+    /// Percent of requests that are searches (100: search only); the rest
+    /// are redeems and consent acceptances, 3 to 2.
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub search_percent: u32,
+    /// Redemptions allowed per user.
+    #[arg(long, default_value_t = 3)]
+    pub per_user: u32,
+}
+
+/// A self-hosted server: stops when dropped.
+pub struct SelfHosted {
+    /// Where it listens, with a token for its project.
+    pub target: Target,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    /// Ends when the server has stopped.
+    pub done: Option<tokio::task::JoinHandle<Result<(), BoxError>>>,
+}
+
+impl SelfHosted {
+    /// Stops the server gracefully and waits for it.
+    pub async fn stop(mut self) -> Result<(), BoxError> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        match self.done.take() {
+            Some(done) => done.await?,
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for SelfHosted {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// A new secret of 64 hex digits.
+pub fn new_secret() -> String {
+    (0..4).fold(String::new(), |mut s, _| {
+        let _ = write!(s, "{:016x}", rand::random::<u64>());
+        s
+    })
+}
+
+/// Starts examples/server.rs on 127.0.0.1 (any free port) over
+/// `database_url`, with a token for a new project.
+pub async fn self_host(database_url: &str) -> Result<SelfHosted, BoxError> {
+    let secret = new_secret();
+    let project = format!("load-{}", &new_secret()[..12]);
+    let token = Claims::all_scopes("load", &[&project], Duration::from_secs(3600))
+        .sign_hs256(secret.as_bytes())?;
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let started = server::start(
+        server::Args {
+            addr: ([127, 0, 0, 1], 0).into(),
+            database_url: database_url.to_owned(),
+            jwt_secret: Some(secret),
+            jwt_public_key_file: None,
+            demo: false,
+        },
+        async {
+            let _ = stopped.await;
+        },
+    )
+    .await?;
+    Ok(SelfHosted {
+        target: Target {
+            base: format!("http://{}", started.addr),
+            token,
+            project,
+        },
+        stop: Some(stop),
+        done: Some(started.done),
+    })
+}
+
+/// The outcome of [`run_load`].
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The traffic.
+    pub report: Report,
+    /// The quota check after it.
+    pub quotas: QuotaCheck,
+}
+
+/// Seeds a campaign and a consent in `target`'s project, runs `mix`, then
+/// checks the quotas.
+pub async fn run_load(target: &Target, mix: Mix, per_user: u32) -> Result<Outcome, BoxError> {
+    let client = client();
+    let code = format!("LOAD-{}", &new_secret()[..10]).to_uppercase();
+    let limits = Limits {
+        per_user,
+        total: 1_000_000,
+        points: 10_000_000,
+    };
+    let seeded = seed(&client, target, &code, limits).await?;
+    let report = run(target, &seeded, mix).await;
+    let quotas = check_quotas(&client, target, &seeded).await?;
+    Ok(Outcome { report, quotas })
+}
+
+/// The machine's load average (Linux), for the report.
+pub fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg").map_or_else(
+        |_| "unknown".to_owned(),
+        |s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "),
+    )
+}
+
+#[allow(dead_code)] // tests include this file as a module and call the pieces
+fn main() -> Result<(), BoxError> {
+    let args = Args::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let tmp = tempfile::tempdir()?;
+        let hosted = if args.self_host {
+            let url = match &args.database_url {
+                Some(url) => url.clone(),
+                None => format!("sqlite://{}", tmp.path().join("load.db").display()),
+            };
+            println!(
+                "self-hosting on {}",
+                url.split('@').next_back().unwrap_or(&url)
+            );
+            Some(self_host(&url).await?)
+        } else {
+            None
+        };
+        let target = match &hosted {
+            Some(h) => h.target.clone(),
+            None => Target {
+                base: args.url.clone().ok_or("--url or --self-host")?,
+                token: args
+                    .token
+                    .clone()
+                    .ok_or("--token (or TOKEN) is required with --url")?,
+                project: args.project.clone(),
+            },
+        };
+        let mix = Mix {
+            duration: Duration::from_secs(args.seconds),
+            concurrency: args.concurrency,
+            users: args.users,
+            search_percent: args.search_percent,
+        };
+        println!(
+            "{} workers for {} s against {} (load average before: {})",
+            args.concurrency,
+            args.seconds,
+            target.base,
+            load_average()
+        );
+        let outcome = run_load(&target, mix, args.per_user).await?;
+        print!("{}", outcome.report.table());
+        println!(
+            "elapsed {:.1} s; load average after: {}",
+            outcome.report.elapsed.as_secs_f64(),
+            load_average()
+        );
+        let q = &outcome.quotas;
+        println!(
+            "quotas: {} keys, {} COMPLETE redemptions, {} oversold, {} mismatched",
+            q.keys,
+            q.complete,
+            q.oversold.len(),
+            q.mismatched.len()
+        );
+        for line in q.oversold.iter().chain(&q.mismatched) {
+            println!("  {line}");
+        }
+        if let Some(h) = hosted {
+            h.stop().await?;
+        }
+        let (server_errors, transport) = (
+            outcome.report.server_errors(),
+            outcome.report.transport_errors(),
+        );
+        if server_errors > 0 || transport > 0 || !q.holds() {
+            return Err(format!(
+                "FAILED: {server_errors} 5xx, {transport} without answer, quotas hold: {}",
+                q.holds()
+            )
+            .into());
+        }
+        println!("OK: no 5xx, no oversold quota");
+        Ok(())
+    })
+}

@@ -1,0 +1,205 @@
+//! The traffic of the load generator: workers sending the mix, and what
+//! they saw per operation.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::time::{Duration, Instant};
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use super::api::{accept, client, redeem, search, Seeded, Target};
+
+/// The operations of the mix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Op {
+    /// POST search (half of the requests).
+    Search,
+    /// POST redeem (three in ten; one in twenty of them replays a key).
+    Redeem,
+    /// POST consent-acceptance (one in five).
+    Consent,
+}
+
+/// What one operation saw.
+#[derive(Debug, Default, Clone)]
+pub struct OpStats {
+    /// Requests sent.
+    pub count: u64,
+    /// 2xx answers.
+    pub ok: u64,
+    /// 4xx answers (a redeem past its quota is a 409).
+    pub client_errors: u64,
+    /// 5xx answers.
+    pub server_errors: u64,
+    /// Requests without an answer (connection refused, reset, timeout).
+    pub transport_errors: u64,
+    /// Latency of every answered request.
+    pub latencies: Vec<Duration>,
+}
+
+impl OpStats {
+    fn merge(&mut self, other: OpStats) {
+        self.count += other.count;
+        self.ok += other.ok;
+        self.client_errors += other.client_errors;
+        self.server_errors += other.server_errors;
+        self.transport_errors += other.transport_errors;
+        self.latencies.extend(other.latencies);
+    }
+
+    /// The `q`-th percentile latency (`q` in 0..=100), nearest rank.
+    pub fn percentile(&self, q: usize) -> Duration {
+        let mut sorted = self.latencies.clone();
+        sorted.sort_unstable();
+        if sorted.is_empty() {
+            return Duration::ZERO;
+        }
+        let rank = (q * sorted.len()).div_ceil(100).max(1);
+        sorted[rank - 1]
+    }
+}
+
+/// The traffic of a run, per operation.
+#[derive(Debug, Default, Clone)]
+pub struct Report {
+    /// How long the traffic ran.
+    pub elapsed: Duration,
+    /// Per operation.
+    pub ops: BTreeMap<Op, OpStats>,
+}
+
+impl Report {
+    /// 5xx answers of every operation.
+    pub fn server_errors(&self) -> u64 {
+        self.ops.values().map(|s| s.server_errors).sum()
+    }
+
+    /// Requests without an answer, of every operation.
+    pub fn transport_errors(&self) -> u64 {
+        self.ops.values().map(|s| s.transport_errors).sum()
+    }
+
+    /// The table printed at the end of a run.
+    pub fn table(&self) -> String {
+        let secs = self.elapsed.as_secs_f64();
+        let mut out = format!(
+            "{:<8} {:>8} {:>9} {:>9} {:>9} {:>7} {:>7} {:>5} {:>6}\n",
+            "op", "count", "rate/s", "p50 ms", "p99 ms", "2xx", "4xx", "5xx", "no-ans"
+        );
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        for (op, s) in &self.ops {
+            // Display only: rates and milliseconds as f64.
+            #[allow(clippy::cast_precision_loss)]
+            let rate = s.count as f64 / secs;
+            let _ = writeln!(
+                out,
+                "{:<8} {:>8} {:>9.1} {:>9.2} {:>9.2} {:>7} {:>7} {:>5} {:>6}",
+                format!("{op:?}").to_lowercase(),
+                s.count,
+                rate,
+                ms(s.percentile(50)),
+                ms(s.percentile(99)),
+                s.ok,
+                s.client_errors,
+                s.server_errors,
+                s.transport_errors
+            );
+        }
+        out
+    }
+}
+
+/// How a run sends its traffic.
+#[derive(Debug, Clone, Copy)]
+pub struct Mix {
+    /// How long.
+    pub duration: Duration,
+    /// Concurrent workers.
+    pub concurrency: u64,
+    /// Distinct users.
+    pub users: u32,
+    /// Percent of requests that are searches; the rest are redeems and
+    /// consent acceptances, 3 to 2.
+    pub search_percent: u32,
+}
+
+/// Runs `mix.concurrency` workers for `mix.duration`, each with its own
+/// keep-alive client; returns what they saw.
+pub async fn run(target: &Target, seeded: &Seeded, mix: Mix) -> Report {
+    let start = Instant::now();
+    let deadline = start + mix.duration;
+    let workers: Vec<_> = (0..mix.concurrency)
+        .map(|i| {
+            let (target, seeded) = (target.clone(), seeded.clone());
+            tokio::spawn(async move { worker(i, &target, &seeded, mix, deadline).await })
+        })
+        .collect();
+    let mut report = Report::default();
+    for w in workers {
+        for (op, stats) in w.await.expect("a load worker panicked") {
+            report.ops.entry(op).or_default().merge(stats);
+        }
+    }
+    report.elapsed = start.elapsed();
+    report
+}
+
+async fn worker(
+    i: u64,
+    target: &Target,
+    seeded: &Seeded,
+    mix: Mix,
+    deadline: Instant,
+) -> BTreeMap<Op, OpStats> {
+    let users = mix.users;
+    let searches = mix.search_percent.min(100);
+    let redeems = searches + (100 - searches) * 3 / 5;
+    let client = client();
+    let mut rng = StdRng::seed_from_u64(rand::random::<u64>() ^ i);
+    let mut stats: BTreeMap<Op, OpStats> = BTreeMap::new();
+    let mut keys: Vec<String> = Vec::new();
+    let mut n = 0u64;
+    while Instant::now() < deadline {
+        let user = format!("user-{}", rng.gen_range(0..users.max(1)));
+        let roll = rng.gen_range(0..100);
+        let began = Instant::now();
+        let (op, res) = if roll < searches {
+            let total = rng.gen_range(50..500);
+            (Op::Search, search(&client, target, &user, total).await)
+        } else if roll < redeems {
+            let key = match keys.last() {
+                Some(old) if rng.gen_ratio(1, 20) => old.clone(),
+                _ => {
+                    n += 1;
+                    format!("{}-w{i}-{n}", seeded.code)
+                }
+            };
+            let points = rng.gen_range(1..=5);
+            let res = redeem(&client, target, seeded, &user, points, &key).await;
+            keys.push(key);
+            (Op::Redeem, res)
+        } else {
+            (Op::Consent, accept(&client, target, seeded, &user).await)
+        };
+        let s = stats.entry(op).or_default();
+        s.count += 1;
+        match res {
+            Ok(res) => {
+                let status = res.status();
+                // Read the whole body: the connection goes back to the pool.
+                let _ = res.bytes().await;
+                s.latencies.push(began.elapsed());
+                if status.is_success() {
+                    s.ok += 1;
+                } else if status.is_server_error() {
+                    s.server_errors += 1;
+                } else {
+                    s.client_errors += 1;
+                }
+            }
+            Err(_) => s.transport_errors += 1,
+        }
+    }
+    stats
+}
