@@ -8,6 +8,9 @@
 #![cfg(all(feature = "sqlite", feature = "postgres"))]
 #![allow(clippy::unwrap_used)]
 
+#[path = "pg_support/mod.rs"]
+mod pg_support;
+
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -113,24 +116,11 @@ async fn sqlite_processes_see_each_others_changes_within_a_second() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn postgres_processes_see_each_others_changes_within_a_second() {
-    let url = match std::env::var("ACCORD_TEST_PG_URL") {
-        Ok(url) if !url.is_empty() => url,
-        _ => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "ACCORD_TEST_PG_URL must be set in CI"
-            );
-            eprintln!("skipped: set ACCORD_TEST_PG_URL to run the PostgreSQL refresh test");
-            return;
-        }
+    let Some(url) = pg_support::database_url("the PostgreSQL refresh test") else {
+        return;
     };
     // A schema of its own, so this checkout's migrations meet no others.
-    let schema = format!("accord_refresh_{}", uuid::Uuid::new_v4().simple());
-    let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
-    sqlx::query(&format!("CREATE SCHEMA \"{schema}\""))
-        .execute(&mut conn)
-        .await
-        .unwrap();
+    let schema = pg_support::create_schema(&url, "refresh", "").await;
     let open = || async {
         let options = PgConnectOptions::from_str(&url)
             .unwrap()
@@ -145,6 +135,7 @@ async fn postgres_processes_see_each_others_changes_within_a_second() {
     let a = open().await;
     let b = open().await;
     story(Arc::new(a), Arc::new(b)).await;
+    let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
     sqlx::query(&format!("DROP SCHEMA \"{schema}\" CASCADE"))
         .execute(&mut conn)
         .await
