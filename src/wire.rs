@@ -300,6 +300,17 @@ pub fn opt_string_or_scalar<'de, D: Deserializer<'de>>(d: D) -> Result<Option<St
     Ok(Option::<Scalar>::deserialize(d)?.map(|s| s.as_text().into_owned()))
 }
 
+/// Whether a JSON value holds the NUL character in a string or a key:
+/// the cheap test before [`find_nul`] builds paths.
+pub fn contains_nul(value: &serde_json::Value) -> bool {
+    match value {
+        serde_json::Value::String(s) => s.contains('\0'),
+        serde_json::Value::Array(xs) => xs.iter().any(contains_nul),
+        serde_json::Value::Object(m) => m.iter().any(|(k, v)| k.contains('\0') || contains_nul(v)),
+        _ => false,
+    }
+}
+
 /// Reports every string (object keys included) under `value` that holds
 /// the NUL character, with its path below `path`.
 ///

@@ -31,15 +31,17 @@ use crate::campaign::{
     SearchRequest, Then, ThenOperator,
 };
 use crate::Result;
-use eval::{explain, explanation, rule_valid_at, Evaluator};
+use eval::{explain, explanation, Evaluator};
 use index::Index;
-use plan::{RulePlan, Symbols};
+use plan::{CampaignMeta, RulePlan, Symbols};
 
 /// An immutable snapshot of a project's campaigns, compiled and indexed.
 #[derive(Debug, Clone, Default)]
 pub struct Engine {
     /// Sorted by (priority, refCode): the order of search results.
     campaigns: Vec<Arc<CompiledCampaign>>,
+    /// Per campaign: what matching reads of it.
+    meta: Vec<CampaignMeta>,
     /// Every rule of every campaign, in campaign then rule order.
     rules: Vec<RulePlan>,
     /// The rules of campaign `c` are `rules[first_rule[c]..first_rule[c + 1]]`.
@@ -107,6 +109,121 @@ pub struct SearchOutcome<'e> {
     pub explanations: Vec<Explanation>,
 }
 
+/// Which campaigns a request fires, and by which rules: the matching half
+/// of a search, before any benefit or quota key is evaluated.
+///
+/// Matching is what rule engines compare on: it decides *which* campaigns
+/// apply. [`outcome`](Self::outcome) then evaluates the fired rules'
+/// benefits (formulas, `${name}` text) and the quota keys a redemption would
+/// charge, for the response.
+#[derive(Debug)]
+pub struct Matches<'e, 'r> {
+    engine: &'e Engine,
+    req: Prepared<'r>,
+    now: DateTime<Utc>,
+    /// Fired campaigns, in priority order.
+    campaigns: Vec<FiredCampaign>,
+    /// Their fired rules: those of `campaigns[i]` end at `campaigns[i].end`.
+    rules: Vec<FiredRule>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct FiredCampaign {
+    campaign: u32,
+    end: u32,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct FiredRule {
+    /// Index in [`Engine::rules`].
+    plan: u32,
+    held: eval::Held,
+}
+
+impl<'e> Matches<'e, '_> {
+    /// Number of campaigns fired.
+    pub fn len(&self) -> usize {
+        self.campaigns.len()
+    }
+
+    /// Whether no campaign fired.
+    pub fn is_empty(&self) -> bool {
+        self.campaigns.is_empty()
+    }
+
+    /// The fired campaigns, in priority order.
+    pub fn campaigns(&self) -> impl Iterator<Item = &'e CompiledCampaign> + '_ {
+        let engine = self.engine;
+        self.campaigns
+            .iter()
+            .map(move |f| &*engine.campaigns[f.campaign as usize])
+    }
+
+    /// Finishes the search: evaluates the benefits of the fired rules and
+    /// the quota charges of each campaign. A campaign whose every benefit
+    /// fails to evaluate for this request is left out. With
+    /// `explain_misses`, explains every running campaign that did not fire.
+    pub fn outcome(self, explain_misses: bool) -> SearchOutcome<'e> {
+        let Matches {
+            engine,
+            req,
+            now,
+            campaigns,
+            rules,
+        } = self;
+        let mut out = SearchOutcome::default();
+        let mut dropped: HashMap<usize, Box<Explanation>> = HashMap::new();
+        let mut fired = vec![false; if explain_misses { engine.len() } else { 0 }];
+        let mut start = 0;
+        for f in &campaigns {
+            let c = f.campaign as usize;
+            let cc = &engine.campaigns[c];
+            let fired_rules = &rules[start..f.end as usize];
+            start = f.end as usize;
+            let fired_rules = fired_rules
+                .iter()
+                .map(|r| (&engine.rules[r.plan as usize], r.held));
+            match evaluate_campaign(cc, fired_rules, &req, now) {
+                Ok(hit) => {
+                    if explain_misses {
+                        fired[c] = true;
+                    }
+                    out.hits.push(hit);
+                }
+                Err(Some(why)) => {
+                    dropped.insert(c, why);
+                }
+                Err(None) => {}
+            }
+        }
+        if explain_misses {
+            for (c, cc) in engine.campaigns.iter().enumerate() {
+                if fired[c] || !cc.campaign.is_running(now) {
+                    continue;
+                }
+                let why = if let Some(channel) = cc
+                    .campaign
+                    .channel
+                    .as_ref()
+                    .filter(|_| !channel_ok(cc, &req))
+                {
+                    explanation(
+                        cc,
+                        "channel_mismatch",
+                        format!("the campaign runs on channel {channel:?} only"),
+                    )
+                } else if let Some(why) = dropped.remove(&c) {
+                    *why
+                } else {
+                    explain(cc, &engine.rules[engine.rules_of(c)], &req, now)
+                };
+                out.explanations.push(why);
+            }
+        }
+        out
+    }
+}
+
 impl Engine {
     /// Builds a snapshot: orders the campaigns, resolves attribute names to
     /// slots and indexes the rules.
@@ -139,6 +256,7 @@ impl Engine {
             .map(|(i, c)| (c.campaign.ref_code.clone(), i))
             .collect();
         Engine {
+            meta: campaigns.iter().map(|c| CampaignMeta::of(c)).collect(),
             campaigns,
             rules,
             first_rule,
@@ -178,16 +296,28 @@ impl Engine {
     }
 
     /// Which benefits of which running campaigns apply to `request` at
-    /// `now`, touching only the rules the index says the request can satisfy.
+    /// `now`, touching only the rules the index says the request can satisfy:
+    /// [`matches`](Self::matches), then [`Matches::outcome`].
     pub fn search(
         &self,
         request: &SearchRequest,
         now: DateTime<Utc>,
         explain_misses: bool,
     ) -> Result<SearchOutcome<'_>> {
-        let prepared = self.prepare(request)?;
-        let candidates = self.index.candidates(&prepared);
-        Ok(self.search_rules(&prepared, &candidates, true, now, explain_misses))
+        Ok(self.matches(request, now)?.outcome(explain_misses))
+    }
+
+    /// The matching half of a search: which running campaigns `request`
+    /// fires at `now`, and by which rules, without evaluating a benefit or
+    /// a quota key. [`Matches::outcome`] finishes the search.
+    pub fn matches<'r>(
+        &self,
+        request: &'r SearchRequest,
+        now: DateTime<Utc>,
+    ) -> Result<Matches<'_, 'r>> {
+        let req = self.prepare(request)?;
+        let candidates = self.index.candidates(&req);
+        Ok(self.match_rules(req, &candidates.rules, candidates.exact, now))
     }
 
     /// The same as [`search`](Self::search), evaluating every rule one by
@@ -198,87 +328,73 @@ impl Engine {
         now: DateTime<Utc>,
         explain_misses: bool,
     ) -> Result<SearchOutcome<'_>> {
-        let prepared = self.prepare(request)?;
+        let req = self.prepare(request)?;
         let all: Vec<u32> =
             (0..u32::try_from(self.rules.len()).expect("fewer than 2^32 rules")).collect();
-        Ok(self.search_rules(&prepared, &all, false, now, explain_misses))
+        Ok(self
+            .match_rules(req, &all, false, now)
+            .outcome(explain_misses))
     }
 
-    /// Evaluates the `candidates` rules (sorted) and, with `explain_misses`,
-    /// explains every running campaign that did not fire. `indexed`: the
-    /// candidates come from the index, so exact rules need no evaluation.
-    fn search_rules(
+    /// Evaluates the `candidates` rules (sorted) of running campaigns.
+    /// `indexed`: the candidates come from the index and it vouches for
+    /// exact rules, which then need no evaluation.
+    fn match_rules<'r>(
         &self,
-        req: &Prepared<'_>,
+        req: Prepared<'r>,
         candidates: &[u32],
         indexed: bool,
         now: DateTime<Utc>,
-        explain_misses: bool,
-    ) -> SearchOutcome<'_> {
+    ) -> Matches<'_, 'r> {
         let mut ev = Evaluator::default();
-        let mut out = SearchOutcome::default();
-        let mut dropped: HashMap<usize, Box<Explanation>> = HashMap::new();
-        let mut fired = vec![
-            false;
-            if explain_misses {
-                self.campaigns.len()
-            } else {
-                0
-            }
-        ];
+        let mut campaigns = Vec::with_capacity(candidates.len());
+        let mut rules = Vec::with_capacity(candidates.len());
         let mut i = 0;
         while i < candidates.len() {
-            let c = self.rules[candidates[i] as usize].campaign as usize;
+            let c = self.rules[candidates[i] as usize].campaign;
             let start = i;
-            while i < candidates.len() && self.rules[candidates[i] as usize].campaign as usize == c
-            {
+            while i < candidates.len() && self.rules[candidates[i] as usize].campaign == c {
                 i += 1;
             }
-            let cc = &self.campaigns[c];
-            if !cc.campaign.is_running(now) || !channel_ok(cc, req) {
+            // Only the compact metadata: the campaign itself is read only if
+            // it fires (or has a channel).
+            let meta = &self.meta[c as usize];
+            if !meta.is_running(now)
+                || (meta.has_channel && !channel_ok(&self.campaigns[c as usize], &req))
+            {
                 continue;
             }
-            let rules = candidates[start..i]
-                .iter()
-                .map(|&r| &self.rules[r as usize]);
-            match evaluate_campaign(cc, rules, indexed, req, now, &mut ev) {
-                Ok(hit) => {
-                    if explain_misses {
-                        fired[c] = true;
-                    }
-                    out.hits.push(hit);
-                }
-                Err(Some(why)) => {
-                    dropped.insert(c, why);
-                }
-                Err(None) => {}
-            }
-        }
-        if explain_misses {
-            for (c, cc) in self.campaigns.iter().enumerate() {
-                if fired[c] || !cc.campaign.is_running(now) {
+            let first = rules.len();
+            for &r in &candidates[start..i] {
+                let rule = &self.rules[r as usize];
+                if !rule.valid_at(now) {
                     continue;
                 }
-                let why = if let Some(channel) = cc
-                    .campaign
-                    .channel
-                    .as_ref()
-                    .filter(|_| !channel_ok(cc, req))
-                {
-                    explanation(
-                        cc,
-                        "channel_mismatch",
-                        format!("the campaign runs on channel {channel:?} only"),
-                    )
-                } else if let Some(why) = dropped.remove(&c) {
-                    *why
+                let held = if indexed && rule.exact {
+                    // Exact rules have no item condition, so no matched item.
+                    eval::Held(None)
                 } else {
-                    explain(cc, &self.rules[self.rules_of(c)], req, now)
+                    let Some(held) = ev.rule(rule, &req) else {
+                        continue;
+                    };
+                    held
                 };
-                out.explanations.push(why);
+                rules.push(FiredRule { plan: r, held });
+            }
+            if rules.len() > first {
+                campaigns.push(FiredCampaign {
+                    campaign: c,
+                    end: u32::try_from(rules.len()).expect("fewer than 2^32 rules"),
+                });
             }
         }
-        out
+        Matches {
+            engine: self,
+            req,
+            now,
+            campaigns,
+            rules,
+        }
     }
 
     /// Re-evaluates campaign `ref_code` against a redeem request at `now`
@@ -316,34 +432,20 @@ fn channel_ok(cc: &CompiledCampaign, req: &Prepared<'_>) -> bool {
     }
 }
 
-/// Evaluates some rules of one running campaign. `Err(None)`: no rule
-/// fired (explained separately, on demand); `Err(Some(e))`: rules fired but
-/// every action was dropped, with why.
+/// Evaluates the benefits of the fired rules of one campaign, each with
+/// its matched item. `Err(None)`: no benefit (explained separately, on
+/// demand); `Err(Some(e))`: every benefit was dropped, with why.
 fn evaluate_campaign<'e, 'p>(
     cc: &'e CompiledCampaign,
-    rules: impl Iterator<Item = &'p RulePlan>,
-    indexed: bool,
+    fired: impl Iterator<Item = (&'p RulePlan, eval::Held)>,
     req: &Prepared<'_>,
     now: DateTime<Utc>,
-    ev: &mut Evaluator,
 ) -> std::result::Result<CampaignHit<'e>, Option<Box<Explanation>>> {
     let mut actions = Vec::new();
     let mut dropped = None;
-    for rule in rules {
+    for (rule, held) in fired {
         let r = rule.rule as usize;
         let source = &cc.campaign.rules[r];
-        if !rule_valid_at(source, now) {
-            continue;
-        }
-        let held = if indexed && rule.exact {
-            // Exact rules have no item condition, so no matched item.
-            eval::Held(None)
-        } else {
-            let Some(held) = ev.rule(rule, req) else {
-                continue;
-            };
-            held
-        };
         let item = held.0.map(|i| &req.items[i]);
         for (b, benefit) in cc.rules[r].benefits.iter().enumerate() {
             match benefit::evaluate(benefit, (r, b), item, cc, req, now) {

@@ -7,6 +7,8 @@
 
 use std::sync::Arc;
 
+use chrono::{DateTime, Utc};
+
 use super::compile::CompiledCampaign;
 use crate::campaign::MatchKind;
 use crate::condition::{CompiledCondition, Target};
@@ -90,6 +92,45 @@ pub(crate) struct RulePlan {
     pub(crate) groups: Vec<GroupPlan>,
     /// Set by the index: a full index mask alone proves the rule holds.
     pub(crate) exact: bool,
+    /// The rule's `validFrom` and `validTo`, copied here so that matching
+    /// reads no campaign.
+    pub(crate) valid_from: Option<DateTime<Utc>>,
+    pub(crate) valid_to: Option<DateTime<Utc>>,
+}
+
+impl RulePlan {
+    /// Whether the rule's validity window contains `now`.
+    pub(crate) fn valid_at(&self, now: DateTime<Utc>) -> bool {
+        self.valid_from.is_none_or(|from| from <= now) && self.valid_to.is_none_or(|to| now < to)
+    }
+}
+
+/// What matching needs of a campaign, kept compact beside the rule plans:
+/// a search over many candidates then reads no campaign it does not fire.
+#[derive(Debug, Clone)]
+pub(crate) struct CampaignMeta {
+    enabled: bool,
+    start: DateTime<Utc>,
+    end: DateTime<Utc>,
+    /// Whether the campaign runs on one channel only.
+    pub(crate) has_channel: bool,
+}
+
+impl CampaignMeta {
+    pub(crate) fn of(cc: &CompiledCampaign) -> Self {
+        let c = &cc.campaign;
+        CampaignMeta {
+            enabled: c.status == crate::campaign::CampaignStatus::Enable,
+            start: c.start_date,
+            end: c.end_date,
+            has_channel: c.channel.is_some(),
+        }
+    }
+
+    /// [`crate::campaign::Campaign::is_running`].
+    pub(crate) fn is_running(&self, now: DateTime<Utc>) -> bool {
+        self.enabled && self.start <= now && now < self.end
+    }
 }
 
 /// Builds the plans of `campaigns` (in snapshot order), interning names.
@@ -122,11 +163,14 @@ pub(crate) fn build(campaigns: &[Arc<CompiledCampaign>], symbols: &mut Symbols) 
                     plan
                 })
                 .collect();
+            let source = &cc.campaign.rules[r];
             plans.push(RulePlan {
                 campaign: u32::try_from(c).expect("fewer than 2^32 campaigns"),
                 rule: u32::try_from(r).expect("fewer than 2^32 rules"),
                 groups,
                 exact: false,
+                valid_from: source.valid_from,
+                valid_to: source.valid_to,
             });
         }
     }

@@ -139,6 +139,11 @@ impl<'r> Prepared<'r> {
         }
     }
 
+    /// The custom attribute of a slot.
+    pub(crate) fn attr(&self, slot: u32) -> &Attr<'r> {
+        self.attrs.get(slot as usize).unwrap_or(&Attr::Missing)
+    }
+
     /// The request's channel.
     pub(crate) fn channel(&self) -> Option<&Field<'r>> {
         self.channel.as_ref()
@@ -208,6 +213,10 @@ pub fn check_limits(request: &SearchRequest) -> Result<()> {
     check_sizes(request)?;
     let mut problems = crate::error::Problems::new();
     for (name, value) in &request.attribute {
+        // Paths are built only for a value that has a NUL.
+        if !name.contains('\0') && !crate::wire::contains_nul(value) {
+            continue;
+        }
         let path = format!("attribute.{name}");
         if name.contains('\0') {
             problems.push(

@@ -284,6 +284,97 @@ fn request_limits_are_enforced() {
     );
 }
 
+/// `count` campaigns each with one rule `tier in [...]` (or `eq`), plus
+/// the extra condition `with` on every rule.
+fn tier_campaigns(count: usize, with: &serde_json::Value) -> Vec<Campaign> {
+    (0..count)
+        .map(|i| {
+            let tiers = ["gold", "silver", "bronze", "none"];
+            let accept = format!("(\"{}\",\"{}\")", tiers[i % 4], tiers[(i + 1) % 4]);
+            let mut when = vec![json!({"type": "custom", "attribute": "tier",
+                "op": "in", "value": accept})];
+            if !with.is_null() {
+                when.push(with.clone());
+            }
+            campaign(
+                &format!("T{i:03}"),
+                json!({"rules": [rule("r", "AND", json!([{"match": "ALL", "conditions": when}]),
+                    json!([benefit(&format!("t{i}"), json!([{"attribute": "p", "value": "1"}]))]))]}),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn dense_filter_picks_text_attributes_tested_by_many_rules() {
+    // 130 rules over three words of bits; every rule tests `tier`.
+    let e = engine(tier_campaigns(130, &serde_json::Value::Null));
+    let tier = e.symbols.get("tier").unwrap();
+    assert!(e.index.is_dense_slot(tier));
+    let fired = |tier: serde_json::Value| {
+        let mut got = refs(&e, json!({"attribute": {"tier": tier}, "cart": {}}));
+        got.sort();
+        got.len()
+    };
+    // Each rule accepts two of the four tiers: about half of them pass.
+    assert_eq!(fired(json!("gold")), 65);
+    assert_eq!(fired(json!("none")), 64);
+    // A value no condition names, a missing one, a number: no rule passes.
+    assert_eq!(fired(json!("platinum")), 0);
+    assert_eq!(fired(serde_json::Value::Null), 0);
+    assert_eq!(fired(json!(7)), 0);
+    // Several values skip the filter: every rule is then verified.
+    assert_eq!(fired(json!(["gold", "silver"])), 98);
+
+    // A numeric test on the attribute keeps it in the counting pass.
+    let mut cs = tier_campaigns(130, &serde_json::Value::Null);
+    cs.extend(tier_campaigns(
+        1,
+        &json!({"type": "custom", "attribute": "tier",
+        "op": "eq", "value": "3", "valueType": "NUMBER"}),
+    ));
+    cs.last_mut().unwrap().ref_code = "N".into();
+    let e = engine(cs);
+    assert!(!e.index.is_dense_slot(e.symbols.get("tier").unwrap()));
+
+    // An attribute tested by fewer than one rule in 64 is counted.
+    let mut cs = tier_campaigns(130, &serde_json::Value::Null);
+    cs.extend(tier_campaigns(
+        1,
+        &json!({"type": "custom", "attribute": "rare",
+        "op": "eq", "value": "x"}),
+    ));
+    cs.last_mut().unwrap().ref_code = "R".into();
+    let e = engine(cs);
+    assert!(e.index.is_dense_slot(e.symbols.get("tier").unwrap()));
+    assert!(!e.index.is_dense_slot(e.symbols.get("rare").unwrap()));
+    let fired = refs(
+        &e,
+        json!({"attribute": {"tier": "gold", "rare": "x"}, "cart": {}}),
+    );
+    assert_eq!(fired.len(), 66);
+}
+
+#[test]
+fn dense_filter_is_skipped_for_an_attribute_with_too_many_values() {
+    let cs: Vec<Campaign> = (0..100)
+        .map(|i| {
+            let when = json!([{"match": "ALL", "conditions": [{"type": "custom",
+                "attribute": "store", "op": "eq", "value": format!("S{i}")}]}]);
+            campaign(
+                &format!("S{i:03}"),
+                json!({"rules": [rule("r", "AND", when, json!([benefit("b", json!([]))]))]}),
+            )
+        })
+        .collect();
+    let e = engine(cs);
+    assert!(!e.index.is_dense_slot(e.symbols.get("store").unwrap()));
+    assert_eq!(
+        refs(&e, json!({"attribute": {"store": "S42"}, "cart": {}})),
+        vec!["b"]
+    );
+}
+
 /// The exactness guard of the index: for random campaigns and requests, the
 /// indexed search returns exactly what evaluating every rule returns.
 mod index_exactness {
@@ -441,6 +532,57 @@ mod index_exactness {
                 .map(|(i, (channel, enabled, rules))| {
                     campaign(&format!("C{i}"), json!({"channel": channel, "status": if enabled { "ENABLE" } else { "DISABLE" },
                                                      "priority": i % 3 + 1, "rules": rules}))
+                })
+                .collect();
+            let e = engine(campaigns);
+            for req in &requests {
+                let indexed = e.search(req, now(), true).unwrap();
+                let plain = e.search_unindexed(req, now(), true).unwrap();
+                prop_assert_eq!(summary(&indexed), summary(&plain));
+            }
+        }
+    }
+
+    /// A text `eq`/`in` condition on one of the attributes, with values of
+    /// the same alphabet as [`value`]: the kind the dense filter takes.
+    fn text_condition() -> impl Strategy<Value = Value> {
+        (
+            prop::sample::select(NAMES.to_vec()),
+            prop::bool::ANY,
+            prop::collection::vec(value(), 1..4),
+        )
+            .prop_map(|(attr, eq, vs)| {
+                let (op, value) = if eq {
+                    ("eq", vs[0].clone())
+                } else {
+                    ("in", crate::condition::list::format_list(&vs))
+                };
+                json!({"type": "custom", "attribute": attr, "op": op, "value": value})
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(100))]
+        /// Many rules of text conditions, so that the attributes go to the
+        /// dense filter, over several words of bits; now and then another
+        /// kind of condition, so that some rules are verified.
+        #[test]
+        fn dense_filtered_search_equals_one_by_one(
+            rules in prop::collection::vec(
+                prop::collection::vec(prop_oneof![4 => text_condition(), 1 => condition()], 0..4),
+                65..200,
+            ),
+            requests in prop::collection::vec(request(), 1..6),
+        ) {
+            let campaigns: Vec<Campaign> = rules
+                .into_iter()
+                .enumerate()
+                .map(|(i, conds)| {
+                    let when = json!([{"match": "ALL", "conditions": conds}]);
+                    // Static benefits, and now and then one that needs a matched item.
+                    let value = if i % 5 == 0 { "${sku}" } else { "5" };
+                    campaign(&format!("D{i:03}"), json!({"rules": [rule("r", "AND", when,
+                        json!([benefit("b", json!([{"attribute": "s", "value": value}]))]))]}))
                 })
                 .collect();
             let e = engine(campaigns);

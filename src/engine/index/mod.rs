@@ -25,6 +25,13 @@
 //! condition holds for some value of its input, which for a positive
 //! equality test on a request-level input is the condition's own semantics.
 //! Such a candidate is not evaluated again.
+//!
+//! **Dense attributes:** custom attributes that many rules test against few
+//! distinct values are filtered with bitmaps instead of counted (see
+//! [`dense`]); their conditions take no bit here, and the two filters are
+//! combined per rule.
+
+mod dense;
 
 use std::cell::RefCell;
 
@@ -35,6 +42,7 @@ use super::request::Prepared;
 use crate::campaign::MatchKind;
 use crate::condition::{Cmp, Field, Test};
 use crate::hash::FxHashMap;
+use dense::Dense;
 
 /// Most indexed conditions per rule (bits of a `u64`); further ones are
 /// only verified.
@@ -66,6 +74,20 @@ pub(crate) struct Index {
     always: Vec<u32>,
     /// Per rule: whether a full mask proves that the rule holds (module docs).
     exact: Vec<bool>,
+    /// The dense attributes' filters.
+    dense: Dense,
+    /// With dense attributes: `always` as a bitmap.
+    always_bits: Vec<u64>,
+}
+
+/// The candidate rules of a request.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Candidates {
+    /// Rule numbers, in rule order.
+    pub(crate) rules: Vec<u32>,
+    /// Whether an exact rule among them holds without evaluation; `false`
+    /// when a dense filter had to be skipped for this request.
+    pub(crate) exact: bool,
 }
 
 /// Per-thread scratch of the counting pass, reused across searches so a
@@ -74,6 +96,8 @@ pub(crate) struct Index {
 struct Scratch {
     masks: Vec<u64>,
     touched: Vec<u32>,
+    /// The dense filters' result, a bit per rule.
+    passed: Vec<u64>,
 }
 
 thread_local! {
@@ -125,6 +149,7 @@ impl Index {
             slots,
             full: vec![0; rules.len()],
             exact: vec![false; rules.len()],
+            dense: Dense::build(rules, slots),
             ..Index::default()
         };
         for (r, rule) in rules.iter().enumerate() {
@@ -173,6 +198,7 @@ impl Index {
                 exact &= group.item.is_empty();
                 for c in group.plain.iter().chain(&group.item) {
                     match index.key(c.input) {
+                        Some(_) if indexable(c) && index.is_dense_input(c.input) => {}
                         Some(key) if indexable(c) => exact &= add(&mut index, key, &c.cond.test),
                         _ => exact = false,
                     }
@@ -185,7 +211,23 @@ impl Index {
                 index.always.push(id);
             }
         }
+        if !index.dense.is_empty() {
+            index.always_bits = vec![0; rules.len().div_ceil(64)];
+            for &r in &index.always {
+                index.always_bits[r as usize / 64] |= 1 << (r % 64);
+            }
+        }
         index
+    }
+
+    /// Whether custom attribute slot `slot` is filtered densely.
+    #[cfg(test)]
+    pub(crate) fn is_dense_slot(&self, slot: u32) -> bool {
+        self.dense.is_dense(slot)
+    }
+
+    fn is_dense_input(&self, input: InputRef) -> bool {
+        matches!(input, InputRef::Slot(s) if self.dense.is_dense(s))
     }
 
     /// Whether a full mask proves that rule `r` holds.
@@ -193,11 +235,15 @@ impl Index {
         self.exact[r]
     }
 
-    /// The candidate rules of a request, in rule order.
-    pub(crate) fn candidates(&self, req: &Prepared<'_>) -> Vec<u32> {
+    /// The candidate rules of a request.
+    pub(crate) fn candidates(&self, req: &Prepared<'_>) -> Candidates {
         SCRATCH.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
-            let Scratch { masks, touched } = &mut *scratch;
+            let Scratch {
+                masks,
+                touched,
+                passed,
+            } = &mut *scratch;
             if masks.len() < self.full.len() {
                 masks.resize(self.full.len(), 0);
             }
@@ -218,23 +264,44 @@ impl Index {
             if let Some(channel) = req.channel() {
                 self.probe(self.channel_key(), channel, &mut hit);
             }
+            let dense = !self.dense.is_empty();
+            let exact = if dense {
+                self.dense.filter(req, passed)
+            } else {
+                true
+            };
             let mut out: Vec<u32> = Vec::with_capacity(touched.len() + self.always.len());
             for &r in touched.iter() {
                 let m = &mut masks[r as usize];
-                if *m == self.full[r as usize] {
+                if *m == self.full[r as usize] && (!dense || dense::has(passed, r)) {
                     out.push(r);
                 }
                 *m = 0;
             }
             touched.clear();
-            out.extend_from_slice(&self.always);
+            if dense {
+                // The rules with no counted condition that pass the filters.
+                for (w, (&p, &a)) in passed.iter().zip(&self.always_bits).enumerate() {
+                    let mut bits = p & a;
+                    while bits != 0 {
+                        let r = w * 64 + bits.trailing_zeros() as usize;
+                        out.push(u32::try_from(r).expect("fewer than 2^32 rules"));
+                        bits &= bits - 1;
+                    }
+                }
+            } else {
+                out.extend_from_slice(&self.always);
+            }
             out.sort_unstable();
-            out
+            Candidates { rules: out, exact }
         })
     }
 
     fn probe(&self, key: usize, value: &Field, hit: &mut impl FnMut(&[Posting])) {
         let lists = &self.lists[key];
+        if lists.text.is_empty() && lists.number.is_empty() {
+            return;
+        }
         if let Some(p) = lists.text.get(value.text()) {
             hit(p);
         }
