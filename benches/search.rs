@@ -1,6 +1,11 @@
 //! Search latency per workload: criterion's median, plus our own timing loop
 //! over every request for p99 and searches per second on one core.
 //!
+//! Two rows per workload: `match` is [`Engine::matches`], which campaigns
+//! fire (what the peer engines compute); `search` is the whole search,
+//! [`Engine::search`], with every fired benefit evaluated and every quota
+//! key built.
+//!
 //! `cargo bench --bench search` (add `-- storefront` to run one workload).
 
 use std::hint::black_box;
@@ -41,34 +46,48 @@ fn bench(c: &mut Criterion, w: &Workload, samples: usize, rounds: usize, filter:
     }
     let e = engine(w);
     let rate = match_rate(&e, w);
-    let stats = time_each(&w.requests, rounds, |r| {
+    let line = |step: &str, stats: &workload::Stats| {
+        println!(
+            "{:<14} {:<6} campaigns {:>6}  requests {:>4}  match rate {:>7} (designed {:>6})  median {:>8.2} µs  p99 {:>8.2} µs  mean {:>8.2} µs  {:>9.0} searches/s on one core",
+            w.name,
+            step,
+            w.campaigns.len(),
+            w.requests.len(),
+            format!("{:.3}%", rate * 100.0),
+            workload::pct(w.target_rate),
+            stats.median,
+            stats.p99,
+            stats.mean,
+            stats.per_second()
+        );
+    };
+    let matched = time_each(&w.requests, rounds, |r| {
+        black_box(e.matches(r, now()).expect("match").len());
+    });
+    line("match", &matched);
+    let searched = time_each(&w.requests, rounds, |r| {
         black_box(e.search(r, now(), false).expect("search"));
     });
-    println!(
-        "{:<14} campaigns {:>6}  requests {:>4}  match rate {:>7} (designed {:>6})  median {:>8.2} µs  p99 {:>8.2} µs  mean {:>8.2} µs  {:>9.0} searches/s on one core",
-        w.name,
-        w.campaigns.len(),
-        w.requests.len(),
-        format!("{:.3}%", rate * 100.0),
-        workload::pct(w.target_rate),
-        stats.median,
-        stats.p99,
-        stats.mean,
-        stats.per_second()
-    );
-    let mut g = c.benchmark_group("search");
-    g.sample_size(samples)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(3));
-    let mut i = 0usize;
-    g.bench_function(BenchmarkId::from_parameter(&w.name), |b| {
-        b.iter(|| {
-            let r = &w.requests[i % w.requests.len()];
-            i += 1;
-            black_box(e.search(r, now(), false).expect("search"))
+    line("search", &searched);
+    for step in ["match", "search"] {
+        let mut g = c.benchmark_group(step);
+        g.sample_size(samples)
+            .warm_up_time(Duration::from_millis(500))
+            .measurement_time(Duration::from_secs(3));
+        let mut i = 0usize;
+        g.bench_function(BenchmarkId::from_parameter(&w.name), |b| {
+            b.iter(|| {
+                let r = &w.requests[i % w.requests.len()];
+                i += 1;
+                if step == "match" {
+                    black_box(e.matches(r, now()).expect("match").len());
+                } else {
+                    black_box(e.search(r, now(), false).expect("search"));
+                }
+            });
         });
-    });
-    g.finish();
+        g.finish();
+    }
 }
 
 fn main() {
