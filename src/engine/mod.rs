@@ -44,6 +44,8 @@ pub struct Engine {
     meta: Vec<CampaignMeta>,
     /// Every rule of every campaign, in campaign then rule order.
     rules: Vec<RulePlan>,
+    /// Per rule, what matching reads of every candidate, packed small.
+    hot: Vec<RuleHot>,
     /// The rules of campaign `c` are `rules[first_rule[c]..first_rule[c + 1]]`.
     first_rule: Vec<usize>,
     symbols: Symbols,
@@ -125,6 +127,16 @@ pub struct Matches<'e, 'r> {
     campaigns: Vec<FiredCampaign>,
     /// Their fired rules: those of `campaigns[i]` end at `campaigns[i].end`.
     rules: Vec<FiredRule>,
+}
+
+/// What matching reads of every candidate rule: a candidate that is exact
+/// and has no validity window fires on these eight bytes alone.
+#[derive(Debug, Clone, Copy)]
+struct RuleHot {
+    campaign: u32,
+    exact: bool,
+    /// Whether the rule has a `validFrom` or `validTo`.
+    windowed: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -250,12 +262,21 @@ impl Engine {
         for (r, rule) in rules.iter_mut().enumerate() {
             rule.exact = index.is_exact(r);
         }
+        let hot = rules
+            .iter()
+            .map(|r| RuleHot {
+                campaign: r.campaign,
+                exact: r.exact,
+                windowed: r.valid_from.is_some() || r.valid_to.is_some(),
+            })
+            .collect();
         let by_code = campaigns
             .iter()
             .enumerate()
             .map(|(i, c)| (c.campaign.ref_code.clone(), i))
             .collect();
         Engine {
+            hot,
             meta: campaigns.iter().map(|c| CampaignMeta::of(c)).collect(),
             campaigns,
             rules,
@@ -347,45 +368,50 @@ impl Engine {
         now: DateTime<Utc>,
     ) -> Matches<'_, 'r> {
         let mut ev = Evaluator::default();
-        let mut campaigns = Vec::with_capacity(candidates.len());
+        let mut campaigns: Vec<FiredCampaign> = Vec::with_capacity(candidates.len());
         let mut rules = Vec::with_capacity(candidates.len());
-        let mut i = 0;
-        while i < candidates.len() {
-            let c = self.rules[candidates[i] as usize].campaign;
-            let start = i;
-            while i < candidates.len() && self.rules[candidates[i] as usize].campaign == c {
-                i += 1;
-            }
-            // Only the compact metadata: the campaign itself is read only if
-            // it fires (or has a channel).
-            let meta = &self.meta[c as usize];
-            if !meta.is_running(now)
-                || (meta.has_channel && !channel_ok(&self.campaigns[c as usize], &req))
-            {
+        // The campaign of the previous candidate, and whether it may fire.
+        let mut current: Option<(u32, bool)> = None;
+        for &r in candidates {
+            let hot = self.hot[r as usize];
+            let c = hot.campaign;
+            let open = match current {
+                Some((prev, open)) if prev == c => open,
+                _ => {
+                    // Only the compact metadata: the campaign itself is read
+                    // only if it fires (or has a channel).
+                    let meta = &self.meta[c as usize];
+                    let open = meta.is_running(now)
+                        && (!meta.has_channel || channel_ok(&self.campaigns[c as usize], &req));
+                    current = Some((c, open));
+                    open
+                }
+            };
+            if !open {
                 continue;
             }
-            let first = rules.len();
-            for &r in &candidates[start..i] {
+            let held = if indexed && hot.exact && !hot.windowed {
+                // Exact rules have no item condition, so no matched item.
+                eval::Held(None)
+            } else {
                 let rule = &self.rules[r as usize];
                 if !rule.valid_at(now) {
                     continue;
                 }
-                let held = if indexed && rule.exact {
-                    // Exact rules have no item condition, so no matched item.
+                if indexed && rule.exact {
                     eval::Held(None)
                 } else {
                     let Some(held) = ev.rule(rule, &req) else {
                         continue;
                     };
                     held
-                };
-                rules.push(FiredRule { plan: r, held });
-            }
-            if rules.len() > first {
-                campaigns.push(FiredCampaign {
-                    campaign: c,
-                    end: u32::try_from(rules.len()).expect("fewer than 2^32 rules"),
-                });
+                }
+            };
+            rules.push(FiredRule { plan: r, held });
+            let end = u32::try_from(rules.len()).expect("fewer than 2^32 rules");
+            match campaigns.last_mut() {
+                Some(last) if last.campaign == c => last.end = end,
+                _ => campaigns.push(FiredCampaign { campaign: c, end }),
             }
         }
         Matches {
