@@ -1,6 +1,15 @@
 //! The rule engine: campaigns compiled into an immutable snapshot, searched
 //! and planned for redeem. Pure: no I/O, time passed in.
 //!
+//! A search has two steps. [`Engine::matches`] decides which campaigns
+//! fire: the index (counting pass and dense filters, see `index`) names
+//! the candidate rules, and only those that the index cannot vouch for are
+//! evaluated. [`Matches::outcome`] then evaluates the fired rules' benefits
+//! and builds the quota keys a redemption would charge. [`Engine::search`]
+//! is both; the benchmarks time them apart, because matching is the work
+//! other rule engines do, and benefit evaluation grows with the number of
+//! matches, not of campaigns.
+//!
 //! **Architecture invariant:** the engine never re-checks a campaign it
 //! compiled. [`CompiledCampaign::compile`] is the validation of a
 //! campaign's rules and quotas; once it succeeds, evaluation cannot fail on
