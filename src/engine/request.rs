@@ -348,7 +348,10 @@ fn check_cart_sizes(cart: &crate::campaign::Cart) -> Result<()> {
             MAX_CART_ITEMS,
         ));
     }
-    let scalar_long = |s: &Option<Scalar>| s.as_ref().is_some_and(|s| long(&s.as_text()));
+    // Only text can be long: serde_json (without `arbitrary_precision`)
+    // holds a number as an i64, u64 or f64, whose text is at most 24
+    // characters (a test below keeps it so).
+    let scalar_long = |s: &Option<Scalar>| matches!(s, Some(Scalar::Text(t)) if long(t));
     for (field, value) in [
         ("cart.totalPrice", &cart.total_price),
         ("cart.currency", &cart.currency),
@@ -395,4 +398,29 @@ fn check_cart_sizes(cart: &crate::campaign::Cart) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::wire::Scalar;
+
+    /// `check_limits` measures only text scalars: a JSON number has at most
+    /// 24 characters as long as serde_json stores numbers as i64/u64/f64.
+    /// Were `arbitrary_precision` ever enabled (by any crate of the build),
+    /// this long literal would parse, and the limit check must change.
+    #[test]
+    fn json_numbers_stay_short() {
+        let long = "1".repeat(5000);
+        assert!(serde_json::from_str::<Scalar>(&long).is_err());
+        let widest = [
+            "-1.7976931348623157e308",
+            "18446744073709551615",
+            "-9223372036854775808",
+            "2.2250738585072014e-308",
+        ];
+        for n in widest {
+            let s: Scalar = serde_json::from_str(n).unwrap();
+            assert!(s.as_text().len() <= 24, "{n} as {}", s.as_text());
+        }
+    }
 }

@@ -247,8 +247,3 @@ impl Dense {
         exact
     }
 }
-
-/// Whether bit `r` of a bitmap is set.
-pub(crate) fn has(bits: &[u64], r: u32) -> bool {
-    bits[r as usize / 64] & (1 << (r % 64)) != 0
-}

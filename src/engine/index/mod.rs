@@ -98,6 +98,8 @@ struct Scratch {
     touched: Vec<u32>,
     /// The dense filters' result, a bit per rule.
     passed: Vec<u64>,
+    /// The rules with a full mask, a bit per rule (with dense filters).
+    full_bits: Vec<u64>,
 }
 
 thread_local! {
@@ -243,6 +245,7 @@ impl Index {
                 masks,
                 touched,
                 passed,
+                full_bits,
             } = &mut *scratch;
             if masks.len() < self.full.len() {
                 masks.resize(self.full.len(), 0);
@@ -271,18 +274,28 @@ impl Index {
                 true
             };
             let mut out: Vec<u32> = Vec::with_capacity(touched.len() + self.always.len());
-            for &r in touched.iter() {
-                let m = &mut masks[r as usize];
-                if *m == self.full[r as usize] && (!dense || dense::has(passed, r)) {
-                    out.push(r);
-                }
-                *m = 0;
-            }
-            touched.clear();
             if dense {
-                // The rules with no counted condition that pass the filters.
-                for (w, (&p, &a)) in passed.iter().zip(&self.always_bits).enumerate() {
-                    let mut bits = p & a;
+                // Rules with every counted bit, marked in `full_bits`; then
+                // in one ordered pass, those of them and of the rules with no
+                // counted condition that pass the dense filters.
+                if full_bits.len() < passed.len() {
+                    full_bits.resize(passed.len(), 0);
+                }
+                for &r in touched.iter() {
+                    let m = &mut masks[r as usize];
+                    if *m == self.full[r as usize] {
+                        full_bits[r as usize / 64] |= 1 << (r % 64);
+                    }
+                    *m = 0;
+                }
+                for (w, ((&p, &a), f)) in passed
+                    .iter()
+                    .zip(&self.always_bits)
+                    .zip(full_bits.iter_mut())
+                    .enumerate()
+                {
+                    let mut bits = p & (a | *f);
+                    *f = 0;
                     while bits != 0 {
                         let r = w * 64 + bits.trailing_zeros() as usize;
                         out.push(u32::try_from(r).expect("fewer than 2^32 rules"));
@@ -290,9 +303,17 @@ impl Index {
                     }
                 }
             } else {
+                for &r in touched.iter() {
+                    let m = &mut masks[r as usize];
+                    if *m == self.full[r as usize] {
+                        out.push(r);
+                    }
+                    *m = 0;
+                }
                 out.extend_from_slice(&self.always);
+                out.sort_unstable();
             }
-            out.sort_unstable();
+            touched.clear();
             Candidates { rules: out, exact }
         })
     }
