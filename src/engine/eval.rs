@@ -48,11 +48,16 @@ impl Evaluator {
         c.cond.eval_with(input, &mut |t, f| self.check(t, f))
     }
 
-    /// Whether a group holds, and with which cart item.
-    fn group(&mut self, group: &GroupPlan, req: &Prepared<'_>) -> Option<Held> {
+    /// Whether a group holds, and with which cart item. `trusted`: the
+    /// index vouches for the conditions it indexed (the rule is one of its
+    /// candidates), which are then not evaluated again.
+    fn group(&mut self, group: &GroupPlan, req: &Prepared<'_>, trusted: bool) -> Option<Held> {
         match group.match_kind {
             MatchKind::All => {
                 for c in &group.plain {
+                    if trusted && c.indexed {
+                        continue;
+                    }
                     if !self.holds(c, req.input(c.input)) {
                         return None;
                     }
@@ -91,10 +96,16 @@ impl Evaluator {
     /// Whether a rule's conditions hold (the validity window is checked by
     /// [`rule_valid_at`]), and with which cart item: the one that satisfied
     /// its first group with item conditions.
-    pub(crate) fn rule(&mut self, rule: &RulePlan, req: &Prepared<'_>) -> Option<Held> {
+    /// `trusted`: see [`Evaluator::group`].
+    pub(crate) fn rule(
+        &mut self,
+        rule: &RulePlan,
+        req: &Prepared<'_>,
+        trusted: bool,
+    ) -> Option<Held> {
         let mut matched = None;
         for group in &rule.groups {
-            let held = self.group(group, req)?;
+            let held = self.group(group, req, trusted)?;
             if matched.is_none() && !group.item.is_empty() {
                 matched = Some(held);
             }
@@ -151,7 +162,7 @@ pub(crate) fn explain(
     }
     let mut ev = Evaluator::default();
     for (g, group) in rule.groups.iter().enumerate() {
-        if ev.group(group, req).is_some() {
+        if ev.group(group, req, false).is_some() {
             continue;
         }
         let gpath = format!("rules[{r}].when[{g}]");

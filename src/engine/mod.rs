@@ -267,7 +267,7 @@ impl Engine {
             .iter()
             .map(|c| c.campaign.channel.as_deref())
             .collect();
-        let index = Index::build(&rules, &channels, symbols.len());
+        let index = Index::build(&mut rules, &channels, symbols.len());
         for (r, rule) in rules.iter_mut().enumerate() {
             rule.exact = index.is_exact(r);
         }
@@ -410,7 +410,7 @@ impl Engine {
                 if indexed && rule.exact {
                     eval::Held(None)
                 } else {
-                    let Some(held) = ev.rule(rule, &req) else {
+                    let Some(held) = ev.rule(rule, &req, indexed) else {
                         continue;
                     };
                     held

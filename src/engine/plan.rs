@@ -72,6 +72,9 @@ pub(crate) struct CondPlan {
     pub(crate) cond: Arc<CompiledCondition>,
     /// Position of the condition in its group, for explanations.
     pub(crate) position: usize,
+    /// Set by the index for a request-level condition it indexes: a
+    /// candidate the index vouches for satisfies it, so matching skips it.
+    pub(crate) indexed: bool,
 }
 
 /// One `when` group, split into conditions on the request and on cart items.
@@ -153,6 +156,7 @@ pub(crate) fn build(campaigns: &[Arc<CompiledCampaign>], symbols: &mut Symbols) 
                             input,
                             cond: Arc::clone(cond),
                             position,
+                            indexed: false,
                         };
                         if input.is_item() {
                             plan.item.push(entry);

@@ -66,7 +66,10 @@ pub(crate) fn plan(
     let firing: Vec<(usize, Held)> = rules
         .iter()
         .filter(|rule| rule_valid_at(&c.rules[rule.rule as usize], now))
-        .filter_map(|rule| ev.rule(rule, req).map(|held| (rule.rule as usize, held)))
+        .filter_map(|rule| {
+            ev.rule(rule, req, false)
+                .map(|held| (rule.rule as usize, held))
+        })
         .collect();
     if firing.is_empty() {
         let why = explain(cc, rules, req, now);

@@ -144,8 +144,9 @@ impl Index {
     }
 
     /// Indexes the rules; `channels[c]` is the channel of campaign `c`,
-    /// `slots` the number of custom attribute slots.
-    pub(crate) fn build(rules: &[RulePlan], channels: &[Option<&str>], slots: usize) -> Index {
+    /// `slots` the number of custom attribute slots. Marks the request-level
+    /// conditions it indexes ([`CondPlan::indexed`]).
+    pub(crate) fn build(rules: &mut [RulePlan], channels: &[Option<&str>], slots: usize) -> Index {
         let mut index = Index {
             lists: vec![Lists::default(); slots + 3],
             slots,
@@ -154,7 +155,7 @@ impl Index {
             dense: Dense::build(rules, slots),
             ..Index::default()
         };
-        for (r, rule) in rules.iter().enumerate() {
+        for (r, rule) in rules.iter_mut().enumerate() {
             let id = u32::try_from(r).expect("fewer than 2^32 rules");
             let mut bit = 0usize;
             let mut add = |index: &mut Index, key: usize, test: &Test| -> bool {
@@ -191,16 +192,29 @@ impl Index {
                 let key = index.channel_key();
                 exact &= add(&mut index, key, &Test::Str(Cmp::Eq, channel.into()));
             }
-            for group in &rule.groups {
+            for group in &mut rule.groups {
                 // Only conjunctive groups give necessary conditions.
                 if group.match_kind != MatchKind::All {
                     exact = false;
                     continue;
                 }
                 exact &= group.item.is_empty();
-                for c in group.plain.iter().chain(&group.item) {
+                for c in &mut group.plain {
                     match index.key(c.input) {
-                        Some(_) if indexable(c) && index.is_dense_input(c.input) => {}
+                        Some(_) if indexable(c) && index.is_dense_input(c.input) => {
+                            c.indexed = true;
+                        }
+                        Some(key) if indexable(c) => {
+                            c.indexed = add(&mut index, key, &c.cond.test);
+                            exact &= c.indexed;
+                        }
+                        _ => exact = false,
+                    }
+                }
+                // Item conditions narrow candidates, but each must still
+                // hold for one same item: they are always verified.
+                for c in &group.item {
+                    match index.key(c.input) {
                         Some(key) if indexable(c) => exact &= add(&mut index, key, &c.cond.test),
                         _ => exact = false,
                     }
