@@ -62,7 +62,7 @@ pub(crate) struct Dense {
     attrs: Vec<DenseAttr>,
     /// By slot: whether the slot is dense (its conditions are not in the
     /// counting pass).
-    is_dense: Vec<bool>,
+    by_slot: Vec<bool>,
 }
 
 /// The text values an indexed condition accepts, or `None` for a numeric
@@ -137,11 +137,11 @@ impl Dense {
         chosen.truncate(MAX_ATTRS);
         chosen.sort_unstable();
 
-        let mut is_dense = vec![false; slots];
+        let mut by_slot = vec![false; slots];
         let mut attrs = Vec::with_capacity(chosen.len());
         let mut of_slot = vec![usize::MAX; slots];
         for &s in &chosen {
-            is_dense[s] = true;
+            by_slot[s] = true;
             of_slot[s] = attrs.len();
             let mut values: Vec<&str> = stats[s].values.iter().copied().collect();
             values.sort_unstable();
@@ -195,14 +195,14 @@ impl Dense {
         Dense {
             words,
             attrs,
-            is_dense,
+            by_slot,
         }
     }
 
     /// Whether the conditions on `slot` are filtered here rather than
     /// counted.
     pub(crate) fn is_dense(&self, slot: u32) -> bool {
-        self.is_dense.get(slot as usize).copied().unwrap_or(false)
+        self.by_slot.get(slot as usize).copied().unwrap_or(false)
     }
 
     /// Whether the snapshot has any dense attribute.
