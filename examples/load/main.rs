@@ -22,6 +22,18 @@
 //!
 //! The same code runs for a few seconds in `cargo test` (tests/load_smoke.rs)
 //! and provides the traffic of tests/crash_safety.rs and tests/db_faults.rs.
+//!
+//! `--workload storefront` instead creates the 200 campaigns of the
+//! benchmark generator's storefront workload (`benches/workload/mod.rs`,
+//! seed 42: 1–3 rules of about 4 conditions each, about 5% matching a
+//! request) through the API, then sends only searches: the generator's 1,000
+//! requests (carts of 5 items, 10 attributes), round-robin. It prints
+//! searches per second, p50/p99 and the actions returned per search on
+//! average, so that a reader sees the searches did real work:
+//!
+//! ```sh
+//! cargo run --release --example load -- --self-host --workload storefront --seconds 30 --concurrency 16
+//! ```
 
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -37,6 +49,8 @@ pub mod server;
 mod api;
 #[path = "traffic.rs"]
 mod traffic;
+#[path = "../../benches/workload/mod.rs"]
+pub mod workload;
 
 pub use api::*;
 use server::BoxError;
@@ -76,12 +90,27 @@ pub struct Args {
     #[arg(long, default_value_t = 2000)]
     pub users: u32,
     /// Percent of requests that are searches (100: search only); the rest
-    /// are redeems and consent acceptances, 3 to 2.
-    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(0..=100))]
-    pub search_percent: u32,
+    /// are redeems and consent acceptances, 3 to 2 (default 50; the
+    /// storefront workload is search only).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub search_percent: Option<u32>,
+    /// What to send: `mixed` (one campaign with three quotas; search,
+    /// redeem and consent traffic, then the quota check) or `storefront`
+    /// (the benchmark's 200 storefront campaigns; searches only).
+    #[arg(long, value_enum, default_value_t = WorkloadKind::Mixed)]
+    pub workload: WorkloadKind,
     /// Redemptions allowed per user.
     #[arg(long, default_value_t = 3)]
     pub per_user: u32,
+}
+
+/// The traffic of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum WorkloadKind {
+    /// One campaign with three quotas; search, redeem and consent traffic.
+    Mixed,
+    /// The 200 storefront campaigns of the benchmark generator; searches.
+    Storefront,
 }
 
 /// A self-hosted server: stops when dropped.
@@ -179,6 +208,43 @@ pub async fn run_load(target: &Target, mix: Mix, per_user: u32) -> Result<Outcom
     Ok(Outcome { report, quotas })
 }
 
+/// The outcome of [`run_storefront`].
+#[derive(Debug, Clone)]
+pub struct StorefrontOutcome {
+    /// Campaigns created.
+    pub campaigns: usize,
+    /// Distinct search requests sent round-robin.
+    pub requests: usize,
+    /// The traffic (searches only).
+    pub report: Report,
+}
+
+/// The seed of the storefront workload, as in the benches.
+pub const STOREFRONT_SEED: u64 = 42;
+
+/// Creates the storefront campaigns (`workload::storefront(42)`) in
+/// `target`'s project through the API, then sends its search requests
+/// round-robin from `concurrency` workers for `duration`.
+pub async fn run_storefront(
+    target: &Target,
+    duration: Duration,
+    concurrency: u64,
+) -> Result<StorefrontOutcome, BoxError> {
+    let w = workload::storefront(STOREFRONT_SEED);
+    seed_campaigns(&client(), target, &w.campaigns).await?;
+    let bodies = w
+        .requests
+        .iter()
+        .map(|r| serde_json::to_vec(r).map(axum::body::Bytes::from))
+        .collect::<Result<Vec<_>, _>>()?;
+    let report = run_searches(target, std::sync::Arc::new(bodies), duration, concurrency).await;
+    Ok(StorefrontOutcome {
+        campaigns: w.campaigns.len(),
+        requests: w.requests.len(),
+        report,
+    })
+}
+
 /// The machine's load average (Linux), for the report.
 pub fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg").map_or_else(
@@ -219,12 +285,6 @@ fn main() -> Result<(), BoxError> {
                 project: args.project.clone(),
             },
         };
-        let mix = Mix {
-            duration: Duration::from_secs(args.seconds),
-            concurrency: args.concurrency,
-            users: args.users,
-            search_percent: args.search_percent,
-        };
         println!(
             "{} workers for {} s against {} (load average before: {})",
             args.concurrency,
@@ -232,6 +292,23 @@ fn main() -> Result<(), BoxError> {
             target.base,
             load_average()
         );
+        if args.workload == WorkloadKind::Storefront {
+            if args.search_percent.is_some_and(|p| p != 100) {
+                return Err("the storefront workload is search only: --search-percent 100".into());
+            }
+            let duration = Duration::from_secs(args.seconds);
+            let outcome = run_storefront(&target, duration, args.concurrency).await?;
+            if let Some(h) = hosted {
+                h.stop().await?;
+            }
+            return storefront_summary(&outcome);
+        }
+        let mix = Mix {
+            duration: Duration::from_secs(args.seconds),
+            concurrency: args.concurrency,
+            users: args.users,
+            search_percent: args.search_percent.unwrap_or(50),
+        };
         let outcome = run_load(&target, mix, args.per_user).await?;
         print!("{}", outcome.report.table());
         println!(
@@ -267,4 +344,33 @@ fn main() -> Result<(), BoxError> {
         println!("OK: no 5xx, no oversold quota");
         Ok(())
     })
+}
+
+/// Prints the storefront run; an error on any 5xx, 4xx or request without
+/// an answer.
+fn storefront_summary(outcome: &StorefrontOutcome) -> Result<(), BoxError> {
+    let report = &outcome.report;
+    print!("{}", report.table());
+    let s = report.ops.get(&Op::Search).cloned().unwrap_or_default();
+    // Display only.
+    #[allow(clippy::cast_precision_loss)]
+    let rate = s.ok as f64 / report.elapsed.as_secs_f64();
+    println!(
+        "storefront: {} campaigns, {} requests round-robin; {rate:.0} searches/s (2xx), \
+         p50 {:.2} ms, p99 {:.2} ms, {:.2} actions per search; elapsed {:.1} s; \
+         load average after: {}",
+        outcome.campaigns,
+        outcome.requests,
+        s.percentile(50).as_secs_f64() * 1000.0,
+        s.percentile(99).as_secs_f64() * 1000.0,
+        s.actions_per_ok(),
+        report.elapsed.as_secs_f64(),
+        load_average()
+    );
+    let failed = s.client_errors + report.server_errors() + report.transport_errors();
+    if failed > 0 || s.ok == 0 {
+        return Err(format!("FAILED: {failed} searches without a 2xx answer").into());
+    }
+    println!("OK: every search answered 2xx");
+    Ok(())
 }
