@@ -357,13 +357,14 @@ fn storefront_summary(outcome: &StorefrontOutcome) -> Result<(), BoxError> {
     let rate = s.ok as f64 / report.elapsed.as_secs_f64();
     println!(
         "storefront: {} campaigns, {} requests round-robin; {rate:.0} searches/s (2xx), \
-         p50 {:.2} ms, p99 {:.2} ms, {:.2} actions per search; elapsed {:.1} s; \
+         p50 {:.2} ms, p99 {:.2} ms, {:.2} actions per search (of {} answers parsed); elapsed {:.1} s; \
          load average after: {}",
         outcome.campaigns,
         outcome.requests,
         s.percentile(50).as_secs_f64() * 1000.0,
         s.percentile(99).as_secs_f64() * 1000.0,
-        s.actions_per_ok(),
+        s.actions_per_search(),
+        s.sampled,
         report.elapsed.as_secs_f64(),
         load_average()
     );
