@@ -93,7 +93,7 @@ impl UsageCache {
             generation: inner.generation,
         };
         for key in keys {
-            if lookup.usage.contains_key(key) || lookup.missing.iter().any(|m| m == key) {
+            if lookup.usage.contains_key(key) {
                 continue;
             }
             match cached.and_then(|c| c.get(key)) {
@@ -103,6 +103,8 @@ impl UsageCache {
                 _ => lookup.missing.push(key.to_owned()),
             }
         }
+        lookup.missing.sort_unstable();
+        lookup.missing.dedup();
         lookup
     }
 
