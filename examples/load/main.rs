@@ -86,9 +86,12 @@ pub struct Args {
     /// Concurrent clients (each keeps its connections alive).
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..=1024))]
     pub concurrency: u64,
-    /// Distinct users redeeming (each may redeem `--per-user` times).
-    #[arg(long, default_value_t = 2000)]
-    pub users: u32,
+    /// Distinct users redeeming (each may redeem `--per-user` times;
+    /// default 2000). Storefront: the `n`-th search is made by user
+    /// `u{n % users}` (default: the user of each generated request, 1,000
+    /// in all), so a large value never repeats a per-user quota key.
+    #[arg(long)]
+    pub users: Option<u32>,
     /// Percent of requests that are searches (100: search only); the rest
     /// are redeems and consent acceptances, 3 to 2 (default 50; the
     /// storefront workload is search only).
@@ -224,19 +227,47 @@ pub const STOREFRONT_SEED: u64 = 42;
 
 /// Creates the storefront campaigns (`workload::storefront(42)`) in
 /// `target`'s project through the API, then sends its search requests
-/// round-robin from `concurrency` workers for `duration`.
+/// round-robin from `concurrency` workers for `duration`; with `users`, the
+/// `n`-th search is made by user `u{n % users}`.
 pub async fn run_storefront(
     target: &Target,
     duration: Duration,
     concurrency: u64,
+    users: Option<u32>,
 ) -> Result<StorefrontOutcome, BoxError> {
+    use axum::body::Bytes;
+    const MARK: &[u8] = b"\"load-user-placeholder\"";
     let w = workload::storefront(STOREFRONT_SEED);
     seed_campaigns(&client(), target, &w.campaigns).await?;
-    let bodies = w
-        .requests
-        .iter()
-        .map(|r| serde_json::to_vec(r).map(axum::body::Bytes::from))
-        .collect::<Result<Vec<_>, _>>()?;
+    let bodies = match users {
+        None => Bodies::Fixed(
+            w.requests
+                .iter()
+                .map(|r| serde_json::to_vec(r).map(Bytes::from))
+                .collect::<Result<_, _>>()?,
+        ),
+        Some(users) => {
+            let mut parts = Vec::with_capacity(w.requests.len());
+            for r in &w.requests {
+                let mut r = r.clone();
+                r.attribute
+                    .insert("userId".into(), "load-user-placeholder".into());
+                let body = serde_json::to_vec(&r)?;
+                let at = body
+                    .windows(MARK.len())
+                    .position(|w| w == MARK)
+                    .ok_or("no userId in a request")?;
+                parts.push((
+                    Bytes::copy_from_slice(&body[..at]),
+                    Bytes::copy_from_slice(&body[at + MARK.len()..]),
+                ));
+            }
+            Bodies::PerUser {
+                parts,
+                users: u64::from(users.max(1)),
+            }
+        }
+    };
     let report = run_searches(target, std::sync::Arc::new(bodies), duration, concurrency).await;
     Ok(StorefrontOutcome {
         campaigns: w.campaigns.len(),
@@ -297,7 +328,7 @@ fn main() -> Result<(), BoxError> {
                 return Err("the storefront workload is search only: --search-percent 100".into());
             }
             let duration = Duration::from_secs(args.seconds);
-            let outcome = run_storefront(&target, duration, args.concurrency).await?;
+            let outcome = run_storefront(&target, duration, args.concurrency, args.users).await?;
             if let Some(h) = hosted {
                 h.stop().await?;
             }
@@ -306,7 +337,7 @@ fn main() -> Result<(), BoxError> {
         let mix = Mix {
             duration: Duration::from_secs(args.seconds),
             concurrency: args.concurrency,
-            users: args.users,
+            users: args.users.unwrap_or(2000),
             search_percent: args.search_percent.unwrap_or(50),
         };
         let outcome = run_load(&target, mix, args.per_user).await?;

@@ -227,13 +227,54 @@ async fn worker(
     stats
 }
 
+/// Search bodies, serialised once.
+#[derive(Debug, Clone)]
+pub enum Bodies {
+    /// Sent as they are.
+    Fixed(Vec<Bytes>),
+    /// Each split around its `userId` value, which the `n`-th search sets to
+    /// `u{n % users}`: a run of fewer than `users` searches never repeats a
+    /// user (nor a per-user quota key).
+    PerUser {
+        /// The bytes before and after the `userId` value.
+        parts: Vec<(Bytes, Bytes)>,
+        /// Distinct users.
+        users: u64,
+    },
+}
+
+impl Bodies {
+    fn len(&self) -> usize {
+        match self {
+            Bodies::Fixed(b) => b.len(),
+            Bodies::PerUser { parts, .. } => parts.len(),
+        }
+    }
+
+    /// The body of the `n`-th search.
+    fn nth(&self, n: usize) -> Bytes {
+        match self {
+            Bodies::Fixed(b) => b[n % b.len()].clone(),
+            Bodies::PerUser { parts, users } => {
+                let (before, after) = &parts[n % parts.len()];
+                let user = format!("\"u{}\"", n as u64 % users);
+                let mut body = Vec::with_capacity(before.len() + user.len() + after.len());
+                body.extend_from_slice(before);
+                body.extend_from_slice(user.as_bytes());
+                body.extend_from_slice(after);
+                body.into()
+            }
+        }
+    }
+}
+
 /// Runs `concurrency` workers for `duration`, each with its own keep-alive
 /// client, sending the search `bodies` round-robin (one shared counter, so
 /// every body is sent in turn whatever the number of workers); counts the
 /// actions of one 2xx answer in [`ACTIONS_SAMPLE`].
 pub async fn run_searches(
     target: &Target,
-    bodies: Arc<Vec<Bytes>>,
+    bodies: Arc<Bodies>,
     duration: Duration,
     concurrency: u64,
 ) -> Report {
@@ -252,11 +293,11 @@ pub async fn run_searches(
             tokio::spawn(async move {
                 let client = client();
                 let mut s = OpStats::default();
-                while Instant::now() < deadline && !bodies.is_empty() {
-                    let i = next.fetch_add(1, Ordering::Relaxed) % bodies.len();
+                while Instant::now() < deadline && bodies.len() > 0 {
+                    let n = next.fetch_add(1, Ordering::Relaxed);
                     let began = Instant::now();
                     s.count += 1;
-                    match search_raw(&client, &target, &url, bodies[i].clone()).await {
+                    match search_raw(&client, &target, &url, bodies.nth(n)).await {
                         Ok(res) => {
                             let status = res.status();
                             let body = res.bytes().await.unwrap_or_default();
