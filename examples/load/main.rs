@@ -50,7 +50,7 @@ mod api;
 #[path = "traffic.rs"]
 mod traffic;
 #[path = "../../benches/workload/mod.rs"]
-pub mod workload;
+mod workload;
 
 pub use api::*;
 use server::BoxError;

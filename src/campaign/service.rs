@@ -486,6 +486,8 @@ fn replay(stored: Redemption, request: &RedeemRequest) -> Result<RedeemResult> {
 }
 
 #[cfg(all(test, feature = "memory"))]
+// Helpers of the tests unwrap like the tests do.
+#[allow(clippy::unwrap_used)]
 mod tests {
     use chrono::TimeZone;
     use serde_json::json;

@@ -268,6 +268,8 @@ async fn build_off_worker(campaigns: Vec<Campaign>, previous: Arc<Snapshot>) -> 
 }
 
 #[cfg(all(test, feature = "memory"))]
+// Helpers of the tests unwrap like the tests do.
+#[allow(clippy::unwrap_used)]
 mod tests {
     use std::sync::atomic::Ordering;
 
