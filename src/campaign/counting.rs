@@ -2,7 +2,7 @@
 //! campaign load for a while (tests of the snapshot and usage caches).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -25,6 +25,8 @@ pub(crate) struct Counting {
     pub(crate) quota_usage: AtomicUsize,
     /// Milliseconds every `all_campaigns` waits before answering.
     pub(crate) load_delay_ms: AtomicU64,
+    /// `all_campaigns` fails (after its delay): the database is down.
+    pub(crate) loads_fail: AtomicBool,
 }
 
 impl Counting {
@@ -59,6 +61,9 @@ impl CampaignStore for Counting {
         let delay = self.load_delay_ms.load(Ordering::SeqCst);
         if delay > 0 {
             tokio::time::sleep(Duration::from_millis(delay)).await;
+        }
+        if self.loads_fail.load(Ordering::SeqCst) {
+            return Err(crate::Error::unavailable("the database is down"));
         }
         campaigns
     }

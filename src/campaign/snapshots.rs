@@ -114,6 +114,10 @@ struct Slot {
     /// every write through this service up to it.
     holds: AtomicU64,
     flight: Flight,
+    /// The error of the last flight, if it failed: shared with the searches
+    /// that waited for it, so that while the store is down they fail
+    /// together instead of each trying in turn.
+    failure: Mutex<Option<crate::Error>>,
 }
 
 #[derive(Debug)]
@@ -161,6 +165,7 @@ impl Snapshots {
                 written: AtomicU64::new(1),
                 holds: AtomicU64::new(0),
                 flight: Flight::default(),
+                failure: Mutex::new(None),
             })
         }))
     }
@@ -195,7 +200,12 @@ impl Snapshots {
                 return Ok(slot.snapshot.load_full());
             }
             if let Some(_leader) = slot.flight.try_lead() {
-                return self.check(store, project, &slot).await;
+                *lock(&slot.failure) = None;
+                let checked = self.check(store, project, &slot).await;
+                if let Err(e) = &checked {
+                    *lock(&slot.failure) = Some(crate::Error::new(e.kind(), e.code(), e.message()));
+                }
+                return checked;
             }
             if holds_writes {
                 // Only due for a check, which another search is making:
@@ -203,6 +213,9 @@ impl Snapshots {
                 return Ok(slot.snapshot.load_full());
             }
             slot.flight.landed().await;
+            if let Some(e) = lock(&slot.failure).as_ref() {
+                return Err(crate::Error::new(e.kind(), e.code(), e.message()));
+            }
         }
     }
 
@@ -231,6 +244,10 @@ impl Snapshots {
         slot.checked.store(now, Ordering::Release);
         Ok(slot.snapshot.load_full())
     }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Compiles `campaigns` into an engine, reusing what `previous` compiled of
@@ -372,6 +389,46 @@ mod tests {
         assert_eq!(leader.await.unwrap(), ["v2"]);
         assert_eq!(names(&reader).await, ["v2"]);
         assert_eq!(loads(&store), before + 1, "more than one rebuild");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn searches_waiting_for_a_failed_rebuild_fail_with_it_not_in_turn() {
+        let store = Arc::new(Counting::default());
+        let service = Arc::new(CampaignService::new(
+            Arc::clone(&store),
+            Arc::new(SystemClock),
+        ));
+        service
+            .create_campaign("p", input("v1"), "t")
+            .await
+            .unwrap();
+        store.load_delay_ms.store(300, Ordering::SeqCst);
+        store.loads_fail.store(true, Ordering::SeqCst);
+        let start = Instant::now();
+        let searches: Vec<_> = (0..8)
+            .map(|_| {
+                let service = Arc::clone(&service);
+                tokio::spawn(async move {
+                    service
+                        .search("p", &SearchRequest::default(), &SearchOptions::default())
+                        .await
+                })
+            })
+            .collect();
+        for s in searches {
+            let err = s.await.unwrap().unwrap_err();
+            assert_eq!(err.kind(), crate::ErrorKind::Unavailable);
+        }
+        assert_eq!(loads(&store), 1, "the waiters tried again in turn");
+        assert!(
+            start.elapsed() < Duration::from_millis(1500),
+            "{:?}",
+            start.elapsed()
+        );
+        // The database is back: the next search rebuilds.
+        store.loads_fail.store(false, Ordering::SeqCst);
+        store.load_delay_ms.store(0, Ordering::SeqCst);
+        assert_eq!(names(&service).await, ["v1"]);
     }
 
     #[test]
