@@ -61,8 +61,19 @@
 //! // The per-user quota of 1 is used up: a second redeem is refused, nothing recorded.
 //! let again = pollster::block_on(service.redeem("shop", &redeem)).unwrap_err();
 //! assert_eq!(again.code(), "quota_exceeded");
+//! // And search, through the same service, no longer offers it.
+//! let after = pollster::block_on(service.search("shop", &search, &SearchOptions::default()))?;
+//! assert!(after.actions.is_empty());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! Search keeps what it reads from the store — the compiled catalogue and
+//! the usage of the quotas its hits would charge — for the refresh interval
+//! ([`campaign::DEFAULT_REFRESH`], 500 ms): a write through the same service
+//! (campaign save, redeem, cancel) is seen by the next search at once; one
+//! made by another process sharing the database, within the interval.
+//! Redeem never relies on it: it re-evaluates the stored campaign and checks
+//! and charges every quota atomically in the store. See [`CampaignService`].
 //!
 //! # Accepting a consent
 //!

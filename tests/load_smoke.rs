@@ -3,7 +3,8 @@
 //! mixed search, redeem and consent traffic against the real server on
 //! loopback, on SQLite and on PostgreSQL. No 5xx, no request without an
 //! answer, and no quota oversold or out of balance with its COMPLETE
-//! redemptions.
+//! redemptions. And two seconds of the storefront workload: its 200
+//! campaigns created through the API, searches answered with actions.
 #![cfg(all(feature = "http", feature = "sqlite", feature = "postgres"))]
 #![allow(clippy::unwrap_used)]
 
@@ -62,4 +63,29 @@ async fn five_seconds_of_mixed_traffic_on_sqlite() {
 async fn five_seconds_of_mixed_traffic_on_postgres() {
     let Some(url) = pg_url() else { return };
     smoke(&fresh_schema(&url, "load").await).await;
+}
+
+/// Two seconds of the storefront workload (`--workload storefront`): the
+/// 200 campaigns created through the API, searches only; every search
+/// answered 2xx, with actions (about 10 per search by the workload's design).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_seconds_of_storefront_searches_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("load.db").display());
+    let hosted = load::self_host(&url).await.unwrap();
+    let outcome = load::run_storefront(&hosted.target, Duration::from_secs(2), 8, None)
+        .await
+        .unwrap();
+    hosted.stop().await.unwrap();
+    eprintln!("{}", outcome.report.table());
+    assert_eq!(outcome.campaigns, 200);
+    let s = &outcome.report.ops[&Op::Search];
+    assert!(s.ok > 0, "no search answered");
+    assert_eq!(s.ok, s.count, "a search without a 2xx answer");
+    assert!(s.sampled > 0);
+    let per_search = s.actions_per_search();
+    assert!(
+        (5.0..20.0).contains(&per_search),
+        "{per_search} actions per search: the campaigns did not match as generated"
+    );
 }

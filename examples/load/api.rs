@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use accord::campaign::Campaign;
 use reqwest::{Client, Method, Response};
 use rust_decimal::Decimal;
 use serde_json::{json, Value};
@@ -173,6 +174,63 @@ pub async fn seed(
         code: code.to_owned(),
         consent_id: text(&consent["id"])?,
     })
+}
+
+/// The body of a POST creating `campaign` as stored by the benchmark
+/// generator: the fields a client sends, without the ones the server sets
+/// (id, version, project, active, audit stamps).
+///
+/// The running period is widened to 2020–2100: the generator's campaigns run
+/// in 2026 (it searches at a fixed instant), the server searches at the real
+/// time. Conditions, rules, benefits and quotas are sent as generated.
+pub fn campaign_input_json(campaign: &Campaign) -> Result<Value, BoxError> {
+    let mut body = serde_json::to_value(campaign)?;
+    let fields = body.as_object_mut().ok_or("a campaign is a JSON object")?;
+    for server_side in [
+        "id",
+        "projectId",
+        "version",
+        "active",
+        "createdBy",
+        "lastModifiedBy",
+        "createdDate",
+        "lastModifiedDate",
+    ] {
+        fields.remove(server_side);
+    }
+    fields.insert("startDate".into(), json!("2020-01-01T00:00:00Z"));
+    fields.insert("endDate".into(), json!("2100-01-01T00:00:00Z"));
+    Ok(body)
+}
+
+/// Creates every campaign of `campaigns` through the API, in order.
+pub async fn seed_campaigns(
+    client: &Client,
+    target: &Target,
+    campaigns: &[Campaign],
+) -> Result<(), BoxError> {
+    let url = target.campaign("/campaigns");
+    for c in campaigns {
+        post_expect(client, target, &url, &campaign_input_json(c)?, 201).await?;
+    }
+    Ok(())
+}
+
+/// POST search with a body already serialised (the storefront traffic
+/// serialises its requests once, so the load generator spends its CPU on
+/// sending, not on JSON).
+pub async fn search_raw(
+    client: &Client,
+    target: &Target,
+    url: &str,
+    body: axum::body::Bytes,
+) -> reqwest::Result<Response> {
+    target
+        .req(client, Method::POST, url)
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .body(body)
+        .send()
+        .await
 }
 
 /// POST search for a cart of `total`.

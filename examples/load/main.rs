@@ -22,6 +22,18 @@
 //!
 //! The same code runs for a few seconds in `cargo test` (tests/load_smoke.rs)
 //! and provides the traffic of tests/crash_safety.rs and tests/db_faults.rs.
+//!
+//! `--workload storefront` instead creates the 200 campaigns of the
+//! benchmark generator's storefront workload (`benches/workload/mod.rs`,
+//! seed 42: 1–3 rules of about 4 conditions each, about 5% matching a
+//! request) through the API, then sends only searches: the generator's 1,000
+//! requests (carts of 5 items, 10 attributes), round-robin. It prints
+//! searches per second, p50/p99 and the actions returned per search on
+//! average, so that a reader sees the searches did real work:
+//!
+//! ```sh
+//! cargo run --release --example load -- --self-host --workload storefront --seconds 30 --concurrency 16
+//! ```
 
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -37,6 +49,8 @@ pub mod server;
 mod api;
 #[path = "traffic.rs"]
 mod traffic;
+#[path = "../../benches/workload/mod.rs"]
+mod workload;
 
 pub use api::*;
 use server::BoxError;
@@ -72,16 +86,34 @@ pub struct Args {
     /// Concurrent clients (each keeps its connections alive).
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..=1024))]
     pub concurrency: u64,
-    /// Distinct users redeeming (each may redeem `--per-user` times).
-    #[arg(long, default_value_t = 2000)]
-    pub users: u32,
+    /// Distinct users redeeming (each may redeem `--per-user` times;
+    /// default 2000). Storefront: the `n`-th search is made by user
+    /// `u{n % users}` (default: the user of each generated request, 1,000
+    /// in all), so a large value never repeats a per-user quota key.
+    #[arg(long)]
+    pub users: Option<u32>,
     /// Percent of requests that are searches (100: search only); the rest
-    /// are redeems and consent acceptances, 3 to 2.
-    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(0..=100))]
-    pub search_percent: u32,
+    /// are redeems and consent acceptances, 3 to 2 (default 50; the
+    /// storefront workload is search only).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub search_percent: Option<u32>,
+    /// What to send: `mixed` (one campaign with three quotas; search,
+    /// redeem and consent traffic, then the quota check) or `storefront`
+    /// (the benchmark's 200 storefront campaigns; searches only).
+    #[arg(long, value_enum, default_value_t = WorkloadKind::Mixed)]
+    pub workload: WorkloadKind,
     /// Redemptions allowed per user.
     #[arg(long, default_value_t = 3)]
     pub per_user: u32,
+}
+
+/// The traffic of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum WorkloadKind {
+    /// One campaign with three quotas; search, redeem and consent traffic.
+    Mixed,
+    /// The 200 storefront campaigns of the benchmark generator; searches.
+    Storefront,
 }
 
 /// A self-hosted server: stops when dropped.
@@ -179,6 +211,71 @@ pub async fn run_load(target: &Target, mix: Mix, per_user: u32) -> Result<Outcom
     Ok(Outcome { report, quotas })
 }
 
+/// The outcome of [`run_storefront`].
+#[derive(Debug, Clone)]
+pub struct StorefrontOutcome {
+    /// Campaigns created.
+    pub campaigns: usize,
+    /// Distinct search requests sent round-robin.
+    pub requests: usize,
+    /// The traffic (searches only).
+    pub report: Report,
+}
+
+/// The seed of the storefront workload, as in the benches.
+pub const STOREFRONT_SEED: u64 = 42;
+
+/// Creates the storefront campaigns (`workload::storefront(42)`) in
+/// `target`'s project through the API, then sends its search requests
+/// round-robin from `concurrency` workers for `duration`; with `users`, the
+/// `n`-th search is made by user `u{n % users}`.
+pub async fn run_storefront(
+    target: &Target,
+    duration: Duration,
+    concurrency: u64,
+    users: Option<u32>,
+) -> Result<StorefrontOutcome, BoxError> {
+    use axum::body::Bytes;
+    const MARK: &[u8] = b"\"load-user-placeholder\"";
+    let w = workload::storefront(STOREFRONT_SEED);
+    seed_campaigns(&client(), target, &w.campaigns).await?;
+    let bodies = match users {
+        None => Bodies::Fixed(
+            w.requests
+                .iter()
+                .map(|r| serde_json::to_vec(r).map(Bytes::from))
+                .collect::<Result<_, _>>()?,
+        ),
+        Some(users) => {
+            let mut parts = Vec::with_capacity(w.requests.len());
+            for r in &w.requests {
+                let mut r = r.clone();
+                r.attribute
+                    .insert("userId".into(), "load-user-placeholder".into());
+                let body = serde_json::to_vec(&r)?;
+                let at = body
+                    .windows(MARK.len())
+                    .position(|w| w == MARK)
+                    .ok_or("no userId in a request")?;
+                parts.push((
+                    Bytes::copy_from_slice(&body[..at]),
+                    Bytes::copy_from_slice(&body[at + MARK.len()..]),
+                ));
+            }
+            Bodies::PerUser {
+                parts,
+                users: u64::from(users.max(1)),
+            }
+        }
+    };
+    let report = run_searches(target, std::sync::Arc::new(bodies), duration, concurrency).await;
+    Ok(StorefrontOutcome {
+        campaigns: w.campaigns.len(),
+        requests: w.requests.len(),
+        report,
+    })
+}
+
 /// The machine's load average (Linux), for the report.
 pub fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg").map_or_else(
@@ -219,12 +316,6 @@ fn main() -> Result<(), BoxError> {
                 project: args.project.clone(),
             },
         };
-        let mix = Mix {
-            duration: Duration::from_secs(args.seconds),
-            concurrency: args.concurrency,
-            users: args.users,
-            search_percent: args.search_percent,
-        };
         println!(
             "{} workers for {} s against {} (load average before: {})",
             args.concurrency,
@@ -232,6 +323,23 @@ fn main() -> Result<(), BoxError> {
             target.base,
             load_average()
         );
+        if args.workload == WorkloadKind::Storefront {
+            if args.search_percent.is_some_and(|p| p != 100) {
+                return Err("the storefront workload is search only: --search-percent 100".into());
+            }
+            let duration = Duration::from_secs(args.seconds);
+            let outcome = run_storefront(&target, duration, args.concurrency, args.users).await?;
+            if let Some(h) = hosted {
+                h.stop().await?;
+            }
+            return storefront_summary(&outcome);
+        }
+        let mix = Mix {
+            duration: Duration::from_secs(args.seconds),
+            concurrency: args.concurrency,
+            users: args.users.unwrap_or(2000),
+            search_percent: args.search_percent.unwrap_or(50),
+        };
         let outcome = run_load(&target, mix, args.per_user).await?;
         print!("{}", outcome.report.table());
         println!(
@@ -267,4 +375,34 @@ fn main() -> Result<(), BoxError> {
         println!("OK: no 5xx, no oversold quota");
         Ok(())
     })
+}
+
+/// Prints the storefront run; an error on any 5xx, 4xx or request without
+/// an answer.
+fn storefront_summary(outcome: &StorefrontOutcome) -> Result<(), BoxError> {
+    let report = &outcome.report;
+    print!("{}", report.table());
+    let s = report.ops.get(&Op::Search).cloned().unwrap_or_default();
+    // Display only.
+    #[allow(clippy::cast_precision_loss)]
+    let rate = s.ok as f64 / report.elapsed.as_secs_f64();
+    println!(
+        "storefront: {} campaigns, {} requests round-robin; {rate:.0} searches/s (2xx), \
+         p50 {:.2} ms, p99 {:.2} ms, {:.2} actions per search (of {} answers parsed); elapsed {:.1} s; \
+         load average after: {}",
+        outcome.campaigns,
+        outcome.requests,
+        s.percentile(50).as_secs_f64() * 1000.0,
+        s.percentile(99).as_secs_f64() * 1000.0,
+        s.actions_per_search(),
+        s.sampled,
+        report.elapsed.as_secs_f64(),
+        load_average()
+    );
+    let failed = s.client_errors + report.server_errors() + report.transport_errors();
+    if failed > 0 || s.ok == 0 {
+        return Err(format!("FAILED: {failed} searches without a 2xx answer").into());
+    }
+    println!("OK: every search answered 2xx");
+    Ok(())
 }

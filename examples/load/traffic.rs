@@ -3,12 +3,16 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use super::api::{accept, client, redeem, search, Seeded, Target};
+use super::api::{accept, client, redeem, search, search_raw, Seeded, Target};
 
 /// The operations of the mix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -36,7 +40,16 @@ pub struct OpStats {
     pub transport_errors: u64,
     /// Latency of every answered request.
     pub latencies: Vec<Duration>,
+    /// Actions in the sampled 2xx answers (storefront traffic only).
+    pub actions: u64,
+    /// 2xx answers whose actions were counted: one in
+    /// [`ACTIONS_SAMPLE`] (parsing every answer would cost the load
+    /// generator as much CPU as the server spends writing it).
+    pub sampled: u64,
 }
+
+/// The storefront traffic counts the actions of one 2xx answer in this many.
+pub const ACTIONS_SAMPLE: u64 = 10;
 
 impl OpStats {
     fn merge(&mut self, other: OpStats) {
@@ -46,6 +59,16 @@ impl OpStats {
         self.server_errors += other.server_errors;
         self.transport_errors += other.transport_errors;
         self.latencies.extend(other.latencies);
+        self.actions += other.actions;
+        self.sampled += other.sampled;
+    }
+
+    /// Actions per sampled 2xx answer, on average.
+    pub fn actions_per_search(&self) -> f64 {
+        // Display only.
+        #[allow(clippy::cast_precision_loss)]
+        let avg = self.actions as f64 / self.sampled.max(1) as f64;
+        avg
     }
 
     /// The `q`-th percentile latency (`q` in 0..=100), nearest rank.
@@ -202,4 +225,119 @@ async fn worker(
         }
     }
     stats
+}
+
+/// Search bodies, serialised once.
+#[derive(Debug, Clone)]
+pub enum Bodies {
+    /// Sent as they are.
+    Fixed(Vec<Bytes>),
+    /// Each split around its `userId` value, which the `n`-th search sets to
+    /// `u{n % users}`: a run of fewer than `users` searches never repeats a
+    /// user (nor a per-user quota key).
+    PerUser {
+        /// The bytes before and after the `userId` value.
+        parts: Vec<(Bytes, Bytes)>,
+        /// Distinct users.
+        users: u64,
+    },
+}
+
+impl Bodies {
+    fn len(&self) -> usize {
+        match self {
+            Bodies::Fixed(b) => b.len(),
+            Bodies::PerUser { parts, .. } => parts.len(),
+        }
+    }
+
+    /// The body of the `n`-th search.
+    fn nth(&self, n: usize) -> Bytes {
+        match self {
+            Bodies::Fixed(b) => b[n % b.len()].clone(),
+            Bodies::PerUser { parts, users } => {
+                let (before, after) = &parts[n % parts.len()];
+                let user = format!("\"u{}\"", n as u64 % users);
+                let mut body = Vec::with_capacity(before.len() + user.len() + after.len());
+                body.extend_from_slice(before);
+                body.extend_from_slice(user.as_bytes());
+                body.extend_from_slice(after);
+                body.into()
+            }
+        }
+    }
+}
+
+/// Runs `concurrency` workers for `duration`, each with its own keep-alive
+/// client, sending the search `bodies` round-robin (one shared counter, so
+/// every body is sent in turn whatever the number of workers); counts the
+/// actions of one 2xx answer in [`ACTIONS_SAMPLE`].
+pub async fn run_searches(
+    target: &Target,
+    bodies: Arc<Bodies>,
+    duration: Duration,
+    concurrency: u64,
+) -> Report {
+    let start = Instant::now();
+    let deadline = start + duration;
+    let next = Arc::new(AtomicUsize::new(0));
+    let url: Arc<str> = target.campaign("/search").into();
+    let workers: Vec<_> = (0..concurrency)
+        .map(|_| {
+            let (target, bodies, next, url) = (
+                target.clone(),
+                Arc::clone(&bodies),
+                Arc::clone(&next),
+                Arc::clone(&url),
+            );
+            tokio::spawn(async move {
+                let client = client();
+                let mut s = OpStats::default();
+                while Instant::now() < deadline && bodies.len() > 0 {
+                    let n = next.fetch_add(1, Ordering::Relaxed);
+                    let began = Instant::now();
+                    s.count += 1;
+                    match search_raw(&client, &target, &url, bodies.nth(n)).await {
+                        Ok(res) => {
+                            let status = res.status();
+                            let body = res.bytes().await.unwrap_or_default();
+                            s.latencies.push(began.elapsed());
+                            if status.is_success() {
+                                s.ok += 1;
+                                if s.ok % ACTIONS_SAMPLE == 1 {
+                                    s.sampled += 1;
+                                    s.actions += actions_in(&body);
+                                }
+                            } else if status.is_server_error() {
+                                s.server_errors += 1;
+                            } else {
+                                s.client_errors += 1;
+                            }
+                        }
+                        Err(_) => s.transport_errors += 1,
+                    }
+                }
+                s
+            })
+        })
+        .collect();
+    let mut stats = OpStats::default();
+    for w in workers {
+        stats.merge(w.await.expect("a search worker panicked"));
+    }
+    let mut report = Report {
+        elapsed: start.elapsed(),
+        ops: BTreeMap::new(),
+    };
+    report.ops.insert(Op::Search, stats);
+    report
+}
+
+/// The number of actions of a search response (0 if it is not one).
+fn actions_in(body: &[u8]) -> u64 {
+    #[derive(serde::Deserialize)]
+    struct Found {
+        actions: Vec<serde::de::IgnoredAny>,
+    }
+    serde_json::from_slice::<Found>(body).map_or(0, |f| f.actions.len() as u64)
 }

@@ -3,9 +3,12 @@
 //! See [`CampaignService`] for the operations and the crate's `DESIGN`
 //! decisions they implement.
 
+#[cfg(all(test, feature = "memory"))]
+mod counting;
 mod model;
 mod service;
 mod snapshots;
+mod usage;
 mod validate;
 
 pub use model::*;

@@ -2,9 +2,10 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
 use uuid::Uuid;
 
 use super::model::{
@@ -12,6 +13,7 @@ use super::model::{
     SearchResponse, TxStatus,
 };
 use super::snapshots::{Snapshot, Snapshots, DEFAULT_REFRESH};
+use super::usage::UsageCache;
 use super::validate::{build, Stamp};
 use crate::engine::{self, CompiledCampaign, Engine};
 use crate::limits::{MAX_CAMPAIGNS_PER_PROJECT, MAX_REF_CODE_LEN};
@@ -45,10 +47,33 @@ pub struct RedeemResult {
 /// Holds a per-project compiled snapshot of the campaigns (see
 /// [`SearchOptions`] and the module docs of the engine), refreshed when the
 /// store's catalog changes.
+///
+/// # What a service keeps, and for how long
+///
+/// Search reads two things from the store: the catalog (compiled into a
+/// snapshot) and the usage of the quotas its hits would charge (campaigns
+/// whose quotas are used up for the request are left out: a read-only
+/// check, nothing reserved). The service keeps both for the refresh
+/// interval ([`DEFAULT_REFRESH`], 500 ms; see
+/// [`with_refresh_interval`](Self::with_refresh_interval)):
+///
+/// - a write through this service (campaign create, update, delete; a
+///   redeem or cancel) is seen by every search that starts after it
+///   returns: read your writes;
+/// - a write by another process sharing the database, or another service
+///   over the same store, is seen by search within the refresh interval;
+/// - redeem never uses what search kept: it re-evaluates the stored
+///   campaign and checks and charges every quota in one atomic store call.
+///   So a campaign search offered may still be refused by redeem with
+///   `quota_exceeded` — as it always could be, since search reserves
+///   nothing.
+///
+/// A refresh interval of zero reads both from the store on every search.
 pub struct CampaignService<S> {
     store: Arc<S>,
     clock: Arc<dyn Clock>,
     snapshots: Snapshots,
+    usage: UsageCache,
     max_campaigns: u64,
 }
 
@@ -72,6 +97,7 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
             store,
             clock,
             snapshots: Snapshots::new(DEFAULT_REFRESH),
+            usage: UsageCache::new(DEFAULT_REFRESH),
             max_campaigns: MAX_CAMPAIGNS_PER_PROJECT,
         }
     }
@@ -87,10 +113,13 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
     }
 
     /// Sets how long a compiled snapshot is trusted before the store is
-    /// asked whether another process changed the campaigns.
+    /// asked whether another process changed the campaigns, and how long
+    /// search trusts the quota usage it read (see the type's docs; default
+    /// [`DEFAULT_REFRESH`]; zero: ask the store on every search).
     #[must_use]
     pub fn with_refresh_interval(mut self, refresh: Duration) -> Self {
         self.snapshots = Snapshots::new(refresh);
+        self.usage = UsageCache::new(refresh);
         self
     }
 
@@ -217,16 +246,7 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
         let now = options.at.unwrap_or_else(|| self.clock.now());
         let snapshot = self.snapshots.get(&*self.store, project).await?;
         let outcome = snapshot.engine.search(request, now, options.explain)?;
-        let keys: Vec<String> = outcome
-            .hits
-            .iter()
-            .flat_map(|h| h.charges.iter().map(|c| c.key.clone()))
-            .collect();
-        let usage = if keys.is_empty() {
-            HashMap::new()
-        } else {
-            self.store.quota_usage(project, &keys).await?
-        };
+        let usage = self.quota_usage_for_search(project, &outcome.hits).await?;
         let mut actions = Vec::new();
         let mut explanations = outcome.explanations;
         for hit in outcome.hits {
@@ -264,6 +284,29 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
             actions,
             explain: options.explain.then_some(explanations),
         })
+    }
+
+    /// The usage of every key `hits` would charge (absent: never charged),
+    /// from what this service read within the refresh interval, the rest
+    /// from the store.
+    async fn quota_usage_for_search(
+        &self,
+        project: &str,
+        hits: &[engine::CampaignHit<'_>],
+    ) -> Result<HashMap<String, Decimal>> {
+        let keys = hits
+            .iter()
+            .flat_map(|h| h.charges.iter().map(|c| c.key.as_str()));
+        let lookup = self.usage.lookup(project, keys);
+        let mut usage = lookup.usage;
+        if !lookup.missing.is_empty() {
+            let read_at = Instant::now();
+            let read = self.store.quota_usage(project, &lookup.missing).await?;
+            self.usage
+                .keep(project, &lookup.missing, &read, lookup.generation, read_at);
+            usage.extend(read);
+        }
+        Ok(usage)
     }
 
     /// Redeems a campaign: re-evaluates it against the request, then charges
@@ -320,7 +363,15 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
             created_date: now,
             cancelled_date: None,
         };
-        match self.store.redeem(&RedemptionPlan { redemption }).await? {
+        let plan = RedemptionPlan { redemption };
+        let outcome = self.store.redeem(&plan).await;
+        // Whatever the outcome (an error may come after the commit), what
+        // search kept of these keys may be out of date now.
+        self.usage.forget(
+            project,
+            plan.redemption.quotas.iter().map(|c| c.key.as_str()),
+        );
+        match outcome? {
             RedeemOutcome::Recorded(r) => Ok(RedeemResult {
                 redemption: r,
                 replayed: false,
@@ -358,15 +409,24 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
     /// Cancels a redemption: its transactions become `CANCELLED` and its
     /// quota charges are given back. Cancelling twice changes nothing.
     pub async fn cancel_redemption(&self, project: &str, id: Uuid) -> Result<Redemption> {
-        self.store
+        let cancelled = self
+            .store
             .cancel_redemption(project, id, self.clock.now())
-            .await?
-            .ok_or_else(|| {
-                Error::not_found(
-                    "redemption_not_found",
-                    format!("no redemption {id} in this project"),
-                )
-            })
+            .await;
+        match &cancelled {
+            Ok(Some(r)) => self
+                .usage
+                .forget(project, r.quotas.iter().map(|c| c.key.as_str())),
+            Ok(None) => {}
+            // The keys are unknown, and the error may come after the commit.
+            Err(_) => self.usage.forget_project(project),
+        }
+        cancelled?.ok_or_else(|| {
+            Error::not_found(
+                "redemption_not_found",
+                format!("no redemption {id} in this project"),
+            )
+        })
     }
 
     /// One redemption.
@@ -426,13 +486,16 @@ fn replay(stored: Redemption, request: &RedeemRequest) -> Result<RedeemResult> {
 }
 
 #[cfg(all(test, feature = "memory"))]
+// Helpers of the tests unwrap like the tests do.
+#[allow(clippy::unwrap_used)]
 mod tests {
     use chrono::TimeZone;
     use serde_json::json;
 
     use super::*;
+    use crate::campaign::counting::Counting;
     use crate::store::memory::MemoryStore;
-    use crate::ManualClock;
+    use crate::{ManualClock, SystemClock};
 
     #[test]
     fn usage_plus_charge_beyond_decimal_is_exhausted_not_a_panic() {
@@ -466,5 +529,112 @@ mod tests {
         let found =
             pollster::block_on(service.search("p", &search, &SearchOptions::default())).unwrap();
         assert!(found.actions.is_empty(), "a used-up quota was offered");
+    }
+
+    /// One campaign, offered to any request, once per user.
+    fn once_per_user(service: &CampaignService<Counting>) {
+        let input: CampaignInput = serde_json::from_value(json!({
+            "name": "once", "refCode": "ONCE",
+            "startDate": "2020-01-01T00:00:00Z", "endDate": "2100-01-01T00:00:00Z",
+            "quotas": [{"key": "${campaignCode}-${userId}", "value": 1}],
+            "rules": [{"name": "r", "when": [], "thenOperator": "AND",
+                       "then": [{"action": "DISCOUNT", "data": []}]}]
+        }))
+        .unwrap();
+        pollster::block_on(service.create_campaign("p", input, "t")).unwrap();
+    }
+
+    fn offered(service: &CampaignService<Counting>, user: &str) -> bool {
+        let req: SearchRequest =
+            serde_json::from_value(json!({"attribute": {"userId": user}})).unwrap();
+        let found =
+            pollster::block_on(service.search("p", &req, &SearchOptions::default())).unwrap();
+        !found.actions.is_empty()
+    }
+
+    fn redeem_once(service: &CampaignService<Counting>, user: &str) -> Redemption {
+        let req: RedeemRequest =
+            serde_json::from_value(json!({"campaignCode": "ONCE", "attribute": {"userId": user}}))
+                .unwrap();
+        pollster::block_on(service.redeem("p", &req))
+            .unwrap()
+            .redemption
+    }
+
+    fn usage_reads(store: &Counting) -> usize {
+        Counting::count(&store.quota_usage)
+    }
+
+    #[test]
+    fn search_reuses_quota_usage_and_sees_its_own_redeem_and_cancel_at_once() {
+        let store = Arc::new(Counting::default());
+        let service = CampaignService::new(Arc::clone(&store), Arc::new(SystemClock))
+            .with_refresh_interval(Duration::from_secs(3600));
+        once_per_user(&service);
+        assert!(offered(&service, "u1"));
+        assert!(offered(&service, "u1"));
+        assert_eq!(
+            usage_reads(&store),
+            1,
+            "the second search read the store again"
+        );
+        let r = redeem_once(&service, "u1");
+        assert!(
+            !offered(&service, "u1"),
+            "a search after the redeem offered its quota again"
+        );
+        assert_eq!(usage_reads(&store), 2);
+        // Other users' keys were not touched.
+        assert!(offered(&service, "u2"));
+        pollster::block_on(service.cancel_redemption("p", r.id)).unwrap();
+        assert!(
+            offered(&service, "u1"),
+            "a search after the cancel did not see it"
+        );
+        assert_eq!(usage_reads(&store), 4);
+    }
+
+    #[test]
+    fn another_services_redeem_is_seen_within_the_refresh_interval() {
+        let store = Arc::new(Counting::default());
+        let refresh = Duration::from_millis(300);
+        let a = CampaignService::new(Arc::clone(&store), Arc::new(SystemClock))
+            .with_refresh_interval(refresh);
+        let b = CampaignService::new(Arc::clone(&store), Arc::new(SystemClock))
+            .with_refresh_interval(refresh);
+        once_per_user(&a);
+        let read = Instant::now();
+        assert!(offered(&b, "u1"));
+        redeem_once(&a, "u1");
+        let still = offered(&b, "u1");
+        if read.elapsed() < refresh {
+            assert!(still, "b read the store again within its refresh interval");
+        }
+        let start = Instant::now();
+        while offered(&b, "u1") {
+            assert!(
+                start.elapsed() < refresh + Duration::from_secs(2),
+                "b never saw a's redeem"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // Redeem itself never trusted b's view.
+        let req: RedeemRequest =
+            serde_json::from_value(json!({"campaignCode": "ONCE", "attribute": {"userId": "u1"}}))
+                .unwrap();
+        let err = pollster::block_on(b.redeem("p", &req)).unwrap_err();
+        assert_eq!(err.code(), "quota_exceeded");
+    }
+
+    #[test]
+    fn a_refresh_interval_of_zero_reads_usage_on_every_search() {
+        let store = Arc::new(Counting::default());
+        let service = CampaignService::new(Arc::clone(&store), Arc::new(SystemClock))
+            .with_refresh_interval(Duration::ZERO);
+        once_per_user(&service);
+        for _ in 0..3 {
+            assert!(offered(&service, "u1"));
+        }
+        assert_eq!(usage_reads(&store), 3);
     }
 }

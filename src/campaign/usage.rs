@@ -1,0 +1,272 @@
+//! The quota usage that search reads, cached per service.
+//!
+//! Search leaves out the campaigns whose quotas are already used up for the
+//! request: a read-only check, nothing reserved. Asking the store for the
+//! usage of every charged key on every search costs a round trip per
+//! search (on SQLite, a hop to the driver's worker thread and back), more
+//! than the rest of the search. So a service keeps what it read, per
+//! project and key, for the same interval it trusts its compiled catalog
+//! ([`DEFAULT_REFRESH`](super::snapshots::DEFAULT_REFRESH) unless set with
+//! [`with_refresh_interval`](super::CampaignService::with_refresh_interval)):
+//!
+//! - **read your writes**: a redeem or a cancel through this service forgets
+//!   the keys it charged or gave back, once the store has written them; a
+//!   search that starts after it returns reads them from the store again. A
+//!   read that was under way while a write happened is used for its own
+//!   search but not kept (a write generation guards the cache);
+//! - **other processes** (or other services over the same store): their
+//!   redemptions are seen within the refresh interval;
+//! - **redeem stays authoritative**: it never reads this cache; the store
+//!   checks and charges every quota in one atomic operation. A search that
+//!   offered a campaign whose quota another process has just used up is
+//!   answered by redeem with `quota_exceeded`, as it always could be
+//!   (search reserves nothing).
+
+use std::collections::HashMap;
+use std::sync::RwLock;
+use std::time::{Duration, Instant};
+
+use rust_decimal::Decimal;
+
+/// Keys kept before stale entries are swept (and, if all are fresh, the
+/// whole cache dropped): bounds the memory of many users' per-user keys.
+const MAX_KEYS: usize = 100_000;
+
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    used: Decimal,
+    read_at: Instant,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    /// Project → key → usage (keys never charged are kept as zero).
+    projects: HashMap<String, HashMap<String, Entry>>,
+    keys: usize,
+    /// Bumped by every write through the service.
+    generation: u64,
+}
+
+#[derive(Debug)]
+pub(crate) struct UsageCache {
+    inner: RwLock<Inner>,
+    ttl: Duration,
+}
+
+/// What a search still has to read from the store, and the generation to
+/// hand back to [`UsageCache::keep`] with it.
+#[derive(Debug)]
+pub(crate) struct Lookup {
+    pub(crate) usage: HashMap<String, Decimal>,
+    pub(crate) missing: Vec<String>,
+    pub(crate) generation: u64,
+}
+
+impl UsageCache {
+    pub(crate) fn new(ttl: Duration) -> Self {
+        UsageCache {
+            inner: RwLock::new(Inner::default()),
+            ttl,
+        }
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Inner> {
+        self.inner
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Inner> {
+        self.inner
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The fresh usage of `keys` known here, and the keys to read.
+    pub(crate) fn lookup<'k>(&self, project: &str, keys: impl Iterator<Item = &'k str>) -> Lookup {
+        let now = Instant::now();
+        let inner = self.read();
+        let cached = inner.projects.get(project);
+        let mut lookup = Lookup {
+            usage: HashMap::new(),
+            missing: Vec::new(),
+            generation: inner.generation,
+        };
+        for key in keys {
+            if lookup.usage.contains_key(key) {
+                continue;
+            }
+            match cached.and_then(|c| c.get(key)) {
+                Some(e) if now.saturating_duration_since(e.read_at) < self.ttl => {
+                    lookup.usage.insert(key.to_owned(), e.used);
+                }
+                _ => lookup.missing.push(key.to_owned()),
+            }
+        }
+        lookup.missing.sort_unstable();
+        lookup.missing.dedup();
+        lookup
+    }
+
+    /// Keeps what was read for `keys` (absent from `read`: never charged),
+    /// unless a write went through since the [`lookup`](Self::lookup) of
+    /// `generation`: that read may predate the write.
+    pub(crate) fn keep(
+        &self,
+        project: &str,
+        keys: &[String],
+        read: &HashMap<String, Decimal>,
+        generation: u64,
+        read_at: Instant,
+    ) {
+        if self.ttl.is_zero() {
+            return;
+        }
+        let mut inner = self.write();
+        if inner.generation != generation {
+            return;
+        }
+        if inner.keys + keys.len() > MAX_KEYS {
+            let ttl = self.ttl;
+            let now = Instant::now();
+            for c in inner.projects.values_mut() {
+                c.retain(|_, e| now.saturating_duration_since(e.read_at) < ttl);
+            }
+            inner.projects.retain(|_, c| !c.is_empty());
+            inner.keys = inner.projects.values().map(HashMap::len).sum();
+            if inner.keys + keys.len() > MAX_KEYS {
+                inner.projects.clear();
+                inner.keys = 0;
+            }
+        }
+        let Inner {
+            projects,
+            keys: count,
+            ..
+        } = &mut *inner;
+        let cached = projects.entry(project.to_owned()).or_default();
+        for key in keys {
+            let used = read.get(key).copied().unwrap_or_default();
+            if cached
+                .insert(key.clone(), Entry { used, read_at })
+                .is_none()
+            {
+                *count += 1;
+            }
+        }
+    }
+
+    /// Forgets every key of `project`: the store may have written any.
+    pub(crate) fn forget_project(&self, project: &str) {
+        let mut inner = self.write();
+        inner.generation = inner.generation.wrapping_add(1);
+        if let Some(cached) = inner.projects.remove(project) {
+            inner.keys -= cached.len();
+        }
+    }
+
+    /// Forgets `keys` of `project`: the store has just written them.
+    pub(crate) fn forget<'k>(&self, project: &str, keys: impl Iterator<Item = &'k str>) {
+        let mut inner = self.write();
+        inner.generation = inner.generation.wrapping_add(1);
+        let Inner {
+            projects,
+            keys: count,
+            ..
+        } = &mut *inner;
+        if let Some(cached) = projects.get_mut(project) {
+            for key in keys {
+                if cached.remove(key).is_some() {
+                    *count -= 1;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn usage(pairs: &[(&str, i64)]) -> HashMap<String, Decimal> {
+        pairs
+            .iter()
+            .map(|&(k, v)| ((*k).to_owned(), Decimal::from(v)))
+            .collect()
+    }
+
+    #[test]
+    fn keeps_reads_for_the_ttl_zero_for_keys_never_charged() {
+        let cache = UsageCache::new(Duration::from_secs(60));
+        let l = cache.lookup("p", ["a", "b", "a"].into_iter());
+        assert_eq!(l.missing, ["a", "b"], "each key once");
+        cache.keep(
+            "p",
+            &l.missing,
+            &usage(&[("a", 3)]),
+            l.generation,
+            Instant::now(),
+        );
+        let l = cache.lookup("p", ["a", "b"].into_iter());
+        assert!(l.missing.is_empty());
+        assert_eq!(l.usage, usage(&[("a", 3), ("b", 0)]));
+        // Another project shares nothing.
+        assert_eq!(cache.lookup("q", ["a"].into_iter()).missing, ["a"]);
+    }
+
+    #[test]
+    fn entries_expire() {
+        let cache = UsageCache::new(Duration::from_millis(100));
+        let l = cache.lookup("p", ["a"].into_iter());
+        let long_ago = Instant::now()
+            .checked_sub(Duration::from_millis(200))
+            .unwrap();
+        cache.keep("p", &l.missing, &usage(&[("a", 1)]), l.generation, long_ago);
+        assert_eq!(cache.lookup("p", ["a"].into_iter()).missing, ["a"]);
+    }
+
+    #[test]
+    fn a_ttl_of_zero_keeps_nothing() {
+        let cache = UsageCache::new(Duration::ZERO);
+        let l = cache.lookup("p", ["a"].into_iter());
+        cache.keep("p", &l.missing, &usage(&[]), l.generation, Instant::now());
+        assert_eq!(cache.lookup("p", ["a"].into_iter()).missing, ["a"]);
+    }
+
+    #[test]
+    fn a_write_forgets_its_keys_and_a_read_under_way_is_not_kept() {
+        let cache = UsageCache::new(Duration::from_secs(60));
+        let l = cache.lookup("p", ["a", "b"].into_iter());
+        cache.keep("p", &l.missing, &usage(&[]), l.generation, Instant::now());
+        cache.forget("p", ["a"].into_iter());
+        assert_eq!(cache.lookup("p", ["a", "b"].into_iter()).missing, ["a"]);
+        // A read that began before a write: used by its search, not kept.
+        let before = cache.lookup("p", ["a"].into_iter());
+        cache.forget("p", ["b"].into_iter());
+        cache.keep(
+            "p",
+            &before.missing,
+            &usage(&[("a", 1)]),
+            before.generation,
+            Instant::now(),
+        );
+        assert_eq!(cache.lookup("p", ["a"].into_iter()).missing, ["a"]);
+    }
+
+    #[test]
+    fn the_number_of_keys_is_bounded() {
+        let cache = UsageCache::new(Duration::from_secs(60));
+        let keys: Vec<String> = (0..MAX_KEYS).map(|i| format!("k{i}")).collect();
+        let l = cache.lookup("p", keys.iter().map(String::as_str));
+        cache.keep("p", &l.missing, &usage(&[]), l.generation, Instant::now());
+        assert_eq!(cache.read().keys, MAX_KEYS);
+        let l = cache.lookup("p", ["new"].into_iter());
+        cache.keep("p", &l.missing, &usage(&[]), l.generation, Instant::now());
+        assert_eq!(
+            cache.read().keys,
+            1,
+            "all fresh: dropped, then the new key kept"
+        );
+        assert!(cache.lookup("p", ["new"].into_iter()).missing.is_empty());
+    }
+}
