@@ -391,8 +391,8 @@ mod tests {
         assert_eq!(loads(&store), before + 1, "more than one rebuild");
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn searches_waiting_for_a_failed_rebuild_fail_with_it_not_in_turn() {
+    /// A service over a counting store, with campaign `v1` in project `p`.
+    async fn service_with_v1() -> (Arc<Counting>, Arc<CampaignService<Counting>>) {
         let store = Arc::new(Counting::default());
         let service = Arc::new(CampaignService::new(
             Arc::clone(&store),
@@ -402,6 +402,12 @@ mod tests {
             .create_campaign("p", input("v1"), "t")
             .await
             .unwrap();
+        (store, service)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn searches_waiting_for_a_failed_rebuild_fail_with_it_not_in_turn() {
+        let (store, service) = service_with_v1().await;
         store.load_delay_ms.store(300, Ordering::SeqCst);
         store.loads_fail.store(true, Ordering::SeqCst);
         let start = Instant::now();
@@ -442,15 +448,7 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_cancelled_leader_lands_the_flight() {
-        let store = Arc::new(Counting::default());
-        let service = Arc::new(CampaignService::new(
-            Arc::clone(&store),
-            Arc::new(SystemClock),
-        ));
-        service
-            .create_campaign("p", input("v1"), "t")
-            .await
-            .unwrap();
+        let (store, service) = service_with_v1().await;
         store.load_delay_ms.store(10_000, Ordering::SeqCst);
         let stuck = {
             let service = Arc::clone(&service);

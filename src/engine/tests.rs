@@ -490,6 +490,19 @@ mod index_exactness {
         )
     }
 
+    /// The indexed search and the one-by-one evaluation agree on every request.
+    fn same_with_and_without_index(
+        e: &Engine,
+        requests: &[SearchRequest],
+    ) -> Result<(), TestCaseError> {
+        for req in requests {
+            let indexed = e.search(req, now(), true).unwrap();
+            let plain = e.search_unindexed(req, now(), true).unwrap();
+            prop_assert_eq!(summary(&indexed), summary(&plain));
+        }
+        Ok(())
+    }
+
     type Summary = (
         Vec<(String, Vec<String>)>,
         Vec<(String, String, Option<String>)>,
@@ -534,12 +547,7 @@ mod index_exactness {
                                                      "priority": i % 3 + 1, "rules": rules}))
                 })
                 .collect();
-            let e = engine(campaigns);
-            for req in &requests {
-                let indexed = e.search(req, now(), true).unwrap();
-                let plain = e.search_unindexed(req, now(), true).unwrap();
-                prop_assert_eq!(summary(&indexed), summary(&plain));
-            }
+            same_with_and_without_index(&engine(campaigns), &requests)?;
         }
     }
 
@@ -585,12 +593,7 @@ mod index_exactness {
                         json!([benefit("b", json!([{"attribute": "s", "value": value}]))]))]}))
                 })
                 .collect();
-            let e = engine(campaigns);
-            for req in &requests {
-                let indexed = e.search(req, now(), true).unwrap();
-                let plain = e.search_unindexed(req, now(), true).unwrap();
-                prop_assert_eq!(summary(&indexed), summary(&plain));
-            }
+            same_with_and_without_index(&engine(campaigns), &requests)?;
         }
     }
 }
