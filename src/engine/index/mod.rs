@@ -24,7 +24,10 @@
 //! not only necessary but sufficient: each bit is set exactly when its
 //! condition holds for some value of its input, which for a positive
 //! equality test on a request-level input is the condition's own semantics.
-//! Such a candidate is not evaluated again.
+//! Such a candidate is not evaluated again. Other candidates are verified,
+//! but the request-level conditions the index checked (their bit is set, or
+//! their dense row kept the rule) are skipped: the index already proved
+//! them.
 //!
 //! **Dense attributes:** custom attributes that many rules test against few
 //! distinct values are filtered with bitmaps instead of counted (see
