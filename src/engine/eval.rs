@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use super::compile::CompiledCampaign;
 use super::plan::{CondPlan, GroupPlan, RulePlan};
 use super::request::{item_input, Prepared};
-use crate::campaign::{Condition, Explanation, MatchKind, Rule};
+use crate::campaign::{Condition, Explanation, MatchKind};
 use crate::condition::{Field, Input, Test};
 use crate::hash::FxHashMap;
 
@@ -94,7 +94,7 @@ impl Evaluator {
     }
 
     /// Whether a rule's conditions hold (the validity window is checked by
-    /// [`rule_valid_at`]), and with which cart item: the one that satisfied
+    /// [`RulePlan::valid_at`]), and with which cart item: the one that satisfied
     /// its first group with item conditions.
     /// `trusted`: see [`Evaluator::group`].
     pub(crate) fn rule(
@@ -112,11 +112,6 @@ impl Evaluator {
         }
         Some(matched.unwrap_or(Held(None)))
     }
-}
-
-/// Whether a rule's `validFrom`/`validTo` window contains `now`.
-pub(crate) fn rule_valid_at(rule: &Rule, now: DateTime<Utc>) -> bool {
-    rule.valid_from.is_none_or(|from| from <= now) && rule.valid_to.is_none_or(|to| now < to)
 }
 
 /// An explanation skeleton for a campaign.
@@ -149,7 +144,7 @@ pub(crate) fn explain(
     };
     let r = rule.rule as usize;
     let source = &cc.campaign.rules[r];
-    if !rule_valid_at(source, now) {
+    if !rule.valid_at(now) {
         return Explanation {
             rule_id: Some(source.id.clone()),
             field: Some(format!("rules[{r}]")),

@@ -399,22 +399,17 @@ impl Engine {
             if !open {
                 continue;
             }
-            let held = if indexed && hot.exact && !hot.windowed {
+            if hot.windowed && !self.rules[r as usize].valid_at(now) {
+                continue;
+            }
+            let held = if indexed && hot.exact {
                 // Exact rules have no item condition, so no matched item.
                 eval::Held(None)
             } else {
-                let rule = &self.rules[r as usize];
-                if !rule.valid_at(now) {
+                let Some(held) = ev.rule(&self.rules[r as usize], &req, indexed) else {
                     continue;
-                }
-                if indexed && rule.exact {
-                    eval::Held(None)
-                } else {
-                    let Some(held) = ev.rule(rule, &req, indexed) else {
-                        continue;
-                    };
-                    held
-                }
+                };
+                held
             };
             rules.push(FiredRule { plan: r, held });
             let end = u32::try_from(rules.len()).expect("fewer than 2^32 rules");

@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 
 use super::compile::CompiledCampaign;
-use super::eval::{explain, rule_valid_at, Evaluator, Held};
+use super::eval::{explain, Evaluator, Held};
 use super::plan::RulePlan;
 use super::request::Prepared;
 use super::{benefit, is_or};
@@ -65,7 +65,7 @@ pub(crate) fn plan(
     let mut ev = Evaluator::default();
     let firing: Vec<(usize, Held)> = rules
         .iter()
-        .filter(|rule| rule_valid_at(&c.rules[rule.rule as usize], now))
+        .filter(|rule| rule.valid_at(now))
         .filter_map(|rule| {
             ev.rule(rule, req, false)
                 .map(|held| (rule.rule as usize, held))
