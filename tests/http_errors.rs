@@ -332,9 +332,9 @@ impl Ping for Flaky {
 }
 
 impl CampaignStore for Flaky {
-    async fn insert_campaign(&self, campaign: &Campaign) -> Result<()> {
+    async fn insert_campaign_within(&self, campaign: &Campaign, max: u64) -> Result<()> {
         self.check()?;
-        self.inner.insert_campaign(campaign).await
+        self.inner.insert_campaign_within(campaign, max).await
     }
     async fn update_campaign(&self, campaign: &Campaign, expected_version: i64) -> Result<()> {
         self.check()?;

@@ -36,8 +36,8 @@ impl Counting {
 }
 
 impl CampaignStore for Counting {
-    async fn insert_campaign(&self, campaign: &Campaign) -> Result<()> {
-        self.inner.insert_campaign(campaign).await
+    async fn insert_campaign_within(&self, campaign: &Campaign, max: u64) -> Result<()> {
+        self.inner.insert_campaign_within(campaign, max).await
     }
     async fn update_campaign(&self, campaign: &Campaign, expected_version: i64) -> Result<()> {
         self.inner.update_campaign(campaign, expected_version).await

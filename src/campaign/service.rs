@@ -105,7 +105,9 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
     /// Sets how many campaigns one project may hold (default
     /// [`MAX_CAMPAIGNS_PER_PROJECT`]); a create beyond it is refused with
     /// [`ErrorKind::LimitExceeded`](crate::ErrorKind::LimitExceeded), code
-    /// `too_many_campaigns`.
+    /// `too_many_campaigns`. The store counts and inserts in one atomic step
+    /// ([`CampaignStore::insert_campaign_within`]), so racing creates, from
+    /// one process or many, never take a project past the limit.
     #[must_use]
     pub fn with_max_campaigns(mut self, max: u64) -> Self {
         self.max_campaigns = max;
@@ -140,12 +142,6 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
         input: CampaignInput,
         actor: &str,
     ) -> Result<Campaign> {
-        if self.store.count_campaigns(project).await? >= self.max_campaigns {
-            return Err(Error::limit(
-                "too_many_campaigns",
-                format!("a project holds at most {} campaigns", self.max_campaigns),
-            ));
-        }
         let now = self.clock.now();
         let (campaign, _) = build(
             input,
@@ -156,7 +152,9 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
                 now,
             },
         )?;
-        self.store.insert_campaign(&campaign).await?;
+        self.store
+            .insert_campaign_within(&campaign, self.max_campaigns)
+            .await?;
         self.snapshots.invalidate(project);
         Ok(campaign)
     }

@@ -146,7 +146,21 @@ pub enum RedeemOutcome {
 pub trait CampaignStore: Send + Sync {
     /// Stores a new campaign. A campaign with the same `refCode` in the
     /// project: [`Conflict`](crate::ErrorKind::Conflict) `duplicate_ref_code`.
-    fn insert_campaign(&self, campaign: &Campaign) -> impl Future<Output = Result<()>> + Send;
+    fn insert_campaign(&self, campaign: &Campaign) -> impl Future<Output = Result<()>> + Send {
+        self.insert_campaign_within(campaign, u64::MAX)
+    }
+
+    /// [`insert_campaign`](Self::insert_campaign), unless the project
+    /// already holds `max` campaigns: then
+    /// [`LimitExceeded`](crate::ErrorKind::LimitExceeded)
+    /// `too_many_campaigns` and nothing is stored. The count and the insert
+    /// are one atomic step, so concurrent creates, from one process or many,
+    /// never take the project past `max`.
+    fn insert_campaign_within(
+        &self,
+        campaign: &Campaign,
+        max: u64,
+    ) -> impl Future<Output = Result<()>> + Send;
 
     /// Replaces a campaign if its stored version is still `expected_version`
     /// (else `Conflict` `stale_version`; a missing campaign is
@@ -248,4 +262,12 @@ pub trait RedemptionStore: Send + Sync {
         project: &str,
         campaign_id: Uuid,
     ) -> impl Future<Output = Result<Vec<QuotaUsage>>> + Send;
+}
+
+/// The error of a create beyond a project's campaign limit.
+pub(crate) fn too_many_campaigns(max: u64) -> crate::Error {
+    crate::Error::limit(
+        "too_many_campaigns",
+        format!("a project holds at most {max} campaigns"),
+    )
 }

@@ -44,6 +44,7 @@ macro_rules! campaign_store_tests {
             list_sorts_by_every_key,
             list_pages,
             concurrent_inserts_of_one_code_one_wins,
+            concurrent_creates_never_pass_the_campaign_limit,
             concurrent_updates_of_one_version_one_wins,
             redeem_records_with_charges,
             quota_exceeded_writes_nothing,

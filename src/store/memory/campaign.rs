@@ -9,6 +9,7 @@ use uuid::Uuid;
 
 use super::{lock, MemoryStore};
 use crate::campaign::{Campaign, QuotaUsage, Redemption, TxStatus};
+use crate::store::campaign::too_many_campaigns;
 use crate::store::{
     CampaignQuery, CampaignSort, CampaignStore, Page, RedeemOutcome, RedemptionPlan,
     RedemptionQuery, RedemptionStore, SortDirection,
@@ -94,8 +95,18 @@ pub(crate) fn compare(
 }
 
 impl CampaignStore for MemoryStore {
-    async fn insert_campaign(&self, campaign: &Campaign) -> Result<()> {
+    async fn insert_campaign_within(&self, campaign: &Campaign, max: u64) -> Result<()> {
         let mut s = lock(&self.campaigns);
+        if max != u64::MAX {
+            let held = s
+                .campaigns
+                .values()
+                .filter(|c| c.project_id == campaign.project_id)
+                .count() as u64;
+            if held >= max {
+                return Err(too_many_campaigns(max));
+            }
+        }
         if s.code_taken(campaign) {
             return Err(duplicate_code(campaign));
         }

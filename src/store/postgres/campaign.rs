@@ -6,6 +6,7 @@ use uuid::Uuid;
 
 use super::{retry, Abort, PostgresStore};
 use crate::campaign::{Campaign, CampaignStatus};
+use crate::store::campaign::too_many_campaigns;
 use crate::store::sql::{
     campaign_not_found, campaign_order_by, corrupt, db_error, duplicate_id, duplicate_ref_code,
     is_unique_violation, limit_offset, quotas_from_json, quotas_json, rules_from_json, rules_json,
@@ -92,8 +93,21 @@ fn write_conflict(e: sqlx::Error, c: &Campaign) -> Abort {
     }
 }
 
-async fn try_insert(store: &PostgresStore, c: &Campaign) -> Result<(), Abort> {
+async fn try_insert(store: &PostgresStore, c: &Campaign, max: u64) -> Result<(), Abort> {
     let mut tx = store.pool().begin().await?;
+    // The catalog row lock first: the project's creates then run one at a
+    // time, and the count below (a new snapshot per statement) sees every
+    // create committed before this one.
+    bump_catalog(&mut tx, &c.project_id).await?;
+    if max != u64::MAX {
+        let held: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM campaign WHERE project_id = $1")
+            .bind(&c.project_id)
+            .fetch_one(&mut *tx)
+            .await?;
+        if u64::try_from(held).unwrap_or_default() >= max {
+            return Err(Abort::Fail(too_many_campaigns(max)));
+        }
+    }
     if ref_code_taken(&mut tx, c).await? {
         return Err(Abort::Fail(duplicate_ref_code(c)));
     }
@@ -131,7 +145,6 @@ async fn try_insert(store: &PostgresStore, c: &Campaign) -> Result<(), Abort> {
     .execute(&mut *tx)
     .await
     .map_err(|e| write_conflict(e, c))?;
-    bump_catalog(&mut tx, &c.project_id).await?;
     tx.commit().await?;
     Ok(())
 }
@@ -235,8 +248,8 @@ fn push_filters(qb: &mut QueryBuilder<'_, Postgres>, project: &str, query: &Camp
 }
 
 impl CampaignStore for PostgresStore {
-    async fn insert_campaign(&self, campaign: &Campaign) -> Result<()> {
-        retry(|| try_insert(self, campaign)).await
+    async fn insert_campaign_within(&self, campaign: &Campaign, max: u64) -> Result<()> {
+        retry(|| try_insert(self, campaign, max)).await
     }
 
     async fn update_campaign(&self, campaign: &Campaign, expected_version: i64) -> Result<()> {

@@ -7,6 +7,7 @@ use uuid::Uuid;
 
 use super::SqliteStore;
 use crate::campaign::{Campaign, CampaignStatus};
+use crate::store::campaign::too_many_campaigns;
 use crate::store::sql::{
     campaign_not_found, campaign_order_by, corrupt, db_error, duplicate_id, duplicate_ref_code,
     is_unique_violation, limit_offset, quotas_from_json, quotas_json, rules_from_json, rules_json,
@@ -118,8 +119,21 @@ fn push_filters(qb: &mut QueryBuilder<'_, Sqlite>, project: &str, query: &Campai
 }
 
 impl CampaignStore for SqliteStore {
-    async fn insert_campaign(&self, campaign: &Campaign) -> Result<()> {
+    async fn insert_campaign_within(&self, campaign: &Campaign, max: u64) -> Result<()> {
+        // The write transaction holds SQLite's one write lock: the count
+        // cannot change before the insert commits.
         let mut w = self.write().await?;
+        if max != u64::MAX {
+            let held: i64 =
+                sqlx::query_scalar("SELECT COUNT(*) FROM campaign WHERE project_id = ?")
+                    .bind(&campaign.project_id)
+                    .fetch_one(&mut *w.tx)
+                    .await
+                    .map_err(db_error)?;
+            if u64::try_from(held).unwrap_or_default() >= max {
+                return Err(too_many_campaigns(max));
+            }
+        }
         if ref_code_taken(&mut w.tx, campaign).await? {
             return Err(duplicate_ref_code(campaign));
         }

@@ -455,6 +455,39 @@ pub async fn concurrent_inserts_of_one_code_one_wins<S: Store>(store: Arc<S>) {
     assert_eq!(store.catalog_version(&p).await.unwrap(), 1);
 }
 
+/// A project's campaign limit holds under racing creates: the count and
+/// the insert are one step, and a refused create writes nothing.
+pub async fn concurrent_creates_never_pass_the_campaign_limit<S: Store>(store: Arc<S>) {
+    let p = project();
+    for i in 0..3 {
+        store
+            .insert_campaign_within(&campaign(&p, &format!("HELD{i}")), 5)
+            .await
+            .unwrap();
+    }
+    let (ok, codes) = racing_writes(&store, 8, |store, i| {
+        let c = campaign(&p, &format!("NEW{i}"));
+        async move { store.insert_campaign_within(&c, 5).await }
+    })
+    .await;
+    assert_eq!(ok, 2);
+    assert_eq!(codes, vec!["too_many_campaigns"; 6]);
+    assert_eq!(store.count_campaigns(&p).await.unwrap(), 5);
+    let version = store.catalog_version(&p).await.unwrap();
+    let refused = store
+        .insert_campaign_within(&campaign(&p, "LATE"), 5)
+        .await
+        .unwrap_err();
+    assert_eq!(refused.kind(), accord::ErrorKind::LimitExceeded);
+    assert_eq!(store.count_campaigns(&p).await.unwrap(), 5);
+    assert_eq!(store.catalog_version(&p).await.unwrap(), version);
+    // Another project is not counted against this one.
+    store
+        .insert_campaign_within(&campaign(&project(), "OTHER"), 1)
+        .await
+        .unwrap();
+}
+
 pub async fn concurrent_updates_of_one_version_one_wins<S: Store>(store: Arc<S>) {
     let p = project();
     let c = campaign(&p, "RACE");
