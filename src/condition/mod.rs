@@ -156,6 +156,36 @@ impl<'a> Field<'a> {
     }
 }
 
+/// `10^i` for every scale difference two decimals can have.
+const POW10: [i128; 29] = {
+    let mut p = [1i128; 29];
+    let mut i = 1;
+    while i < 29 {
+        p[i] = p[i - 1] * 10;
+        i += 1;
+    }
+    p
+};
+
+/// `a.cmp(&b)`, exactly, but cheaper for decimals of different scales
+/// (`100` against `123.45`): both mantissas are brought to the larger scale
+/// in an `i128`, which holds them unless the value is beyond about 10^10 at
+/// 28 decimal places; then `Decimal`'s own comparison decides.
+pub fn cmp_decimal(a: Decimal, b: Decimal) -> std::cmp::Ordering {
+    let (sa, sb) = (a.scale(), b.scale());
+    let (ma, mb) = (a.mantissa(), b.mantissa());
+    let up = |m: i128, by: u32| POW10.get(by as usize).and_then(|p| m.checked_mul(*p));
+    let scaled = match sa.cmp(&sb) {
+        std::cmp::Ordering::Equal => Some((ma, mb)),
+        std::cmp::Ordering::Less => up(ma, sb - sa).map(|x| (x, mb)),
+        std::cmp::Ordering::Greater => up(mb, sa - sb).map(|y| (ma, y)),
+    };
+    match scaled {
+        Some((x, y)) => x.cmp(&y),
+        None => a.cmp(&b),
+    }
+}
+
 /// An input as a condition sees it.
 #[derive(Debug, Clone, Copy)]
 pub enum Input<'a> {
@@ -186,7 +216,7 @@ impl Test {
     pub fn check(&self, field: &Field<'_>) -> Option<bool> {
         match self {
             Test::Str(cmp, v) => Some(cmp.holds(field.text().cmp(v))),
-            Test::Num(cmp, v) => field.num().map(|n| cmp.holds(n.cmp(v))),
+            Test::Num(cmp, v) => field.num().map(|n| cmp.holds(cmp_decimal(n, *v))),
             Test::StrSet(set) => Some(set.contains(field.text())),
             Test::NumSet(set) => field.num().map(|n| set.contains(&n.normalize())),
             Test::Regex(re) => Some(re.is_match(field.text())),

@@ -229,7 +229,26 @@ fn decimal() -> impl Strategy<Value = Decimal> {
     (any::<i64>(), 0u32..10).prop_map(|(m, s)| Decimal::new(m, s))
 }
 
+/// Any decimal: a mantissa of up to 96 bits at any scale.
+fn any_decimal() -> impl Strategy<Value = Decimal> {
+    let mantissa = prop_oneof![
+        any::<i64>().prop_map(i128::from),
+        (-(1i128 << 96) + 1)..(1i128 << 96),
+        Just((1i128 << 96) - 1),
+        Just(-(1i128 << 96) + 1),
+        Just(0i128),
+    ];
+    (mantissa, 0u32..=28).prop_map(|(m, s)| Decimal::from_i128_with_scale(m, s))
+}
+
 proptest! {
+    #[test]
+    fn cmp_decimal_is_decimal_order(a in any_decimal(), b in any_decimal()) {
+        prop_assert_eq!(cmp_decimal(a, b), a.cmp(&b));
+        // Equal values at different scales (1.5 and 1.50).
+        prop_assert_eq!(cmp_decimal(a, a.normalize()), std::cmp::Ordering::Equal);
+    }
+
     #[test]
     fn gte_is_gt_or_eq(a in decimal(), b in decimal()) {
         let eval = |op: &str| {
