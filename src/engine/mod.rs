@@ -268,9 +268,6 @@ impl Engine {
             .map(|c| c.campaign.channel.as_deref())
             .collect();
         let index = Index::build(&mut rules, &channels, symbols.len());
-        for (r, rule) in rules.iter_mut().enumerate() {
-            rule.exact = index.is_exact(r);
-        }
         let hot = rules
             .iter()
             .map(|r| RuleHot {

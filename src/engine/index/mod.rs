@@ -75,8 +75,6 @@ pub(crate) struct Index {
     full: Vec<u64>,
     /// Rules with no indexed condition, in rule order.
     always: Vec<u32>,
-    /// Per rule: whether a full mask proves that the rule holds (module docs).
-    exact: Vec<bool>,
     /// The dense attributes' filters.
     dense: Dense,
     /// With dense attributes: `always` as a bitmap.
@@ -148,13 +146,13 @@ impl Index {
 
     /// Indexes the rules; `channels[c]` is the channel of campaign `c`,
     /// `slots` the number of custom attribute slots. Marks the request-level
-    /// conditions it indexes ([`CondPlan::indexed`]).
+    /// conditions it indexes ([`CondPlan::indexed`]) and the rules a full
+    /// mask proves ([`RulePlan::exact`]).
     pub(crate) fn build(rules: &mut [RulePlan], channels: &[Option<&str>], slots: usize) -> Index {
         let mut index = Index {
             lists: vec![Lists::default(); slots + 3],
             slots,
             full: vec![0; rules.len()],
-            exact: vec![false; rules.len()],
             dense: Dense::build(rules, slots),
             ..Index::default()
         };
@@ -225,7 +223,7 @@ impl Index {
             }
             let full = if bit == 0 { 0 } else { u64::MAX >> (64 - bit) };
             index.full[r] = full;
-            index.exact[r] = exact;
+            rule.exact = exact;
             if full == 0 {
                 index.always.push(id);
             }
@@ -247,11 +245,6 @@ impl Index {
 
     fn is_dense_input(&self, input: InputRef) -> bool {
         matches!(input, InputRef::Slot(s) if self.dense.is_dense(s))
-    }
-
-    /// Whether a full mask proves that rule `r` holds.
-    pub(crate) fn is_exact(&self, r: usize) -> bool {
-        self.exact[r]
     }
 
     /// The candidate rules of a request.
@@ -291,20 +284,26 @@ impl Index {
                 true
             };
             let mut out: Vec<u32> = Vec::with_capacity(touched.len() + self.always.len());
-            if dense {
-                // Rules with every counted bit, marked in `full_bits`; then
-                // in one ordered pass, those of them and of the rules with no
-                // counted condition that pass the dense filters.
-                if full_bits.len() < passed.len() {
-                    full_bits.resize(passed.len(), 0);
-                }
-                for &r in touched.iter() {
-                    let m = &mut masks[r as usize];
-                    if *m == self.full[r as usize] {
+            if dense && full_bits.len() < passed.len() {
+                full_bits.resize(passed.len(), 0);
+            }
+            // Rules with every counted bit: candidates at once, or, with
+            // dense filters, marked in `full_bits` for the ordered pass below.
+            for &r in touched.iter() {
+                let m = &mut masks[r as usize];
+                if *m == self.full[r as usize] {
+                    if dense {
                         full_bits[r as usize / 64] |= 1 << (r % 64);
+                    } else {
+                        out.push(r);
                     }
-                    *m = 0;
                 }
+                *m = 0;
+            }
+            touched.clear();
+            if dense {
+                // In one ordered pass: the marked rules and the rules with no
+                // counted condition, those that pass the dense filters.
                 for (w, ((&p, &a), f)) in passed
                     .iter()
                     .zip(&self.always_bits)
@@ -320,17 +319,9 @@ impl Index {
                     }
                 }
             } else {
-                for &r in touched.iter() {
-                    let m = &mut masks[r as usize];
-                    if *m == self.full[r as usize] {
-                        out.push(r);
-                    }
-                    *m = 0;
-                }
                 out.extend_from_slice(&self.always);
                 out.sort_unstable();
             }
-            touched.clear();
             Candidates { rules: out, exact }
         })
     }
