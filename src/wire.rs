@@ -56,9 +56,16 @@ macro_rules! string_enum {
                 !matches!(self, $name::Unknown(_))
             }
 
+            /// The known wire names, in declaration order.
+            pub const WIRE: &'static [&'static str] = &[$($wire),+];
+
             /// The known wire names, for error messages: `"ENABLE", "DISABLE"`.
             pub fn expected() -> String {
-                [$(concat!("\"", $wire, "\"")),+].join(", ")
+                Self::WIRE
+                    .iter()
+                    .map(|w| format!("\"{w}\""))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             }
         }
 
@@ -88,7 +95,7 @@ macro_rules! string_enum {
             fn schema() -> ::utoipa::openapi::RefOr<::utoipa::openapi::schema::Schema> {
                 ::utoipa::openapi::schema::ObjectBuilder::new()
                     .schema_type(::utoipa::openapi::schema::Type::String)
-                    .enum_values(Some([$($wire),+]))
+                    .enum_values(Some(Self::WIRE.iter().copied()))
                     .into()
             }
         }

@@ -400,20 +400,7 @@ mod index_exactness {
             Just(("cartItem", "amount")),
             Just(("cart", "totalPrice")),
         ];
-        let ops = prop::sample::select(vec![
-            "eq",
-            "neq",
-            "gt",
-            "gte",
-            "lt",
-            "lte",
-            "in",
-            "not_in",
-            "matches",
-            "not_matches",
-            "contains",
-            "not_contains",
-        ]);
+        let ops = prop::sample::select(crate::campaign::Op::WIRE);
         (
             target,
             ops,

@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use super::head_and_pairs;
-use crate::campaign::Condition;
+use crate::campaign::{Condition, Op};
 use crate::condition::list::{format_list, parse_list};
 use crate::condition::{self, CompiledCondition, Field, Input, Test, REGEX_SIZE_LIMIT};
 use crate::formula::{Formula, Lookup, MAX_FORMULA_LEN};
@@ -69,21 +69,6 @@ pub fn formula(data: &[u8]) {
     }
 }
 
-const OPS: [&str; 12] = [
-    "eq",
-    "neq",
-    "gt",
-    "gte",
-    "lt",
-    "lte",
-    "in",
-    "not_in",
-    "matches",
-    "not_matches",
-    "contains",
-    "not_contains",
-];
-
 /// The op that holds exactly when `op` does not, on one comparable value.
 fn twin(op: &str) -> &'static str {
     match op {
@@ -142,7 +127,7 @@ pub fn condition(data: &[u8]) {
         return;
     };
     list_round_trip(text);
-    let op = OPS[usize::from(*op_byte) % OPS.len()];
+    let op = Op::WIRE[usize::from(*op_byte) % Op::WIRE.len()];
     let mut lines = text.split('\n');
     let value = lines.next().unwrap_or_default();
     let fields: Vec<Field<'_>> = lines.map(Field::new).collect();
