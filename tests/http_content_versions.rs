@@ -10,14 +10,13 @@
 mod http_support;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use accord::consent::{ContentType, ContentWrite};
-use accord::http::{router, scope, Api, Auth, HttpStore};
+use accord::http::{scope, Api, Auth, HttpStore};
 use accord::store::memory::MemoryStore;
 use accord::store::sqlite::SqliteStore;
 use accord::{ErrorKind, ManualClock};
-use http_support::{parts, problem, t0, token, SECRET};
+use http_support::{listen, parts, problem, t0, token, SECRET};
 use serde_json::{json, Map, Value};
 
 struct Wire {
@@ -51,15 +50,10 @@ impl Wire {
 async fn serve<S: HttpStore>(store: Arc<S>, project: &str) -> Wire {
     let clock = Arc::new(ManualClock::new(t0()));
     let api = Api::new(store, clock, Auth::hs256(SECRET).unwrap());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, router(api)).await.unwrap() });
+    let (base, client) = listen(api).await;
     Wire {
-        base: format!("http://{addr}"),
-        client: reqwest::Client::builder()
-            .timeout(Duration::from_secs(30))
-            .build()
-            .unwrap(),
+        base,
+        client,
         token: token(scope::ALL, &[project]),
         project: project.to_owned(),
     }

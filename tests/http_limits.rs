@@ -9,13 +9,12 @@
 mod http_support;
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use accord::http::{router, Api, Auth};
+use accord::http::{Api, Auth};
 use accord::limits;
 use accord::store::memory::MemoryStore;
 use accord::{CampaignService, ConsentService, ManualClock};
-use http_support::{fixture, parts, problem, start, t0, token, Server, P, SECRET};
+use http_support::{fixture, parts, problem, serve_api, start, t0, token, Server, P, SECRET};
 use reqwest::Method;
 use serde_json::{json, Value};
 
@@ -210,21 +209,7 @@ async fn start_with_max_campaigns(max: u64) -> Server {
         Arc::new(CampaignService::new(Arc::clone(&store), clock.clone()).with_max_campaigns(max));
     let consent = Arc::new(ConsentService::new(Arc::clone(&store), clock.clone()));
     let api = Api::from_services(campaigns, consent, Auth::hs256(SECRET).unwrap());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        axum::serve(listener, router(api)).await.unwrap();
-    });
-    Server {
-        base: format!("http://{addr}"),
-        client: reqwest::Client::builder()
-            .timeout(Duration::from_secs(30))
-            .build()
-            .unwrap(),
-        clock,
-        store,
-        admin: token(accord::http::scope::ALL, &[P]),
-    }
+    serve_api(api, clock, store).await
 }
 
 #[tokio::test]

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use accord::http::{router, scope, Api, Auth, Claims};
+use accord::http::{router, scope, Api, Auth, Claims, HttpStore};
 use accord::store::memory::MemoryStore;
 use accord::ManualClock;
 use chrono::{DateTime, TimeZone, Utc};
@@ -41,22 +41,37 @@ pub async fn start_with(auth: Auth) -> Server {
     let clock = Arc::new(ManualClock::new(t0()));
     let store = Arc::new(MemoryStore::new());
     let api = Api::new(store.clone(), clock.clone(), auth);
-    let app = router(api);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        axum::serve(listener, app).await.unwrap();
-    });
+    serve_api(api, clock, store).await
+}
+
+/// Serves `api` (built over `clock` and `store`) on a free loopback port.
+pub async fn serve_api(
+    api: Api<MemoryStore>,
+    clock: Arc<ManualClock>,
+    store: Arc<MemoryStore>,
+) -> Server {
+    let (base, client) = listen(api).await;
     Server {
-        base: format!("http://{addr}"),
-        client: reqwest::Client::builder()
-            .timeout(Duration::from_secs(30))
-            .build()
-            .unwrap(),
+        base,
+        client,
         clock,
         store,
         admin: token(scope::ALL, &[P]),
     }
+}
+
+/// Serves `api` on a free loopback port: its base URL, and a client.
+pub async fn listen<S: HttpStore>(api: Api<S>) -> (String, reqwest::Client) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        axum::serve(listener, router(api)).await.unwrap();
+    });
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap();
+    (format!("http://{addr}"), client)
 }
 
 /// An HS256 token signed with [`SECRET`], valid for an hour.
