@@ -37,6 +37,13 @@ impl State {
         *self.versions.entry(project.to_owned()).or_default() += 1;
     }
 
+    fn count(&self, project: &str) -> u64 {
+        self.campaigns
+            .values()
+            .filter(|c| c.project_id == project)
+            .count() as u64
+    }
+
     fn code_taken(&self, campaign: &Campaign) -> bool {
         self.campaigns.values().any(|c| {
             c.project_id == campaign.project_id
@@ -97,15 +104,8 @@ pub(crate) fn compare(
 impl CampaignStore for MemoryStore {
     async fn insert_campaign_within(&self, campaign: &Campaign, max: u64) -> Result<()> {
         let mut s = lock(&self.campaigns);
-        if max != u64::MAX {
-            let held = s
-                .campaigns
-                .values()
-                .filter(|c| c.project_id == campaign.project_id)
-                .count() as u64;
-            if held >= max {
-                return Err(too_many_campaigns(max));
-            }
+        if max != u64::MAX && s.count(&campaign.project_id) >= max {
+            return Err(too_many_campaigns(max));
         }
         if s.code_taken(campaign) {
             return Err(duplicate_code(campaign));
@@ -212,11 +212,7 @@ impl CampaignStore for MemoryStore {
     }
 
     async fn count_campaigns(&self, project: &str) -> Result<u64> {
-        let s = lock(&self.campaigns);
-        Ok(s.campaigns
-            .values()
-            .filter(|c| c.project_id == project)
-            .count() as u64)
+        Ok(lock(&self.campaigns).count(project))
     }
 }
 

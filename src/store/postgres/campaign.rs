@@ -99,14 +99,8 @@ async fn try_insert(store: &PostgresStore, c: &Campaign, max: u64) -> Result<(),
     // time, and the count below (a new snapshot per statement) sees every
     // create committed before this one.
     bump_catalog(&mut tx, &c.project_id).await?;
-    if max != u64::MAX {
-        let held: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM campaign WHERE project_id = $1")
-            .bind(&c.project_id)
-            .fetch_one(&mut *tx)
-            .await?;
-        if u64::try_from(held).unwrap_or_default() >= max {
-            return Err(Abort::Fail(too_many_campaigns(max)));
-        }
+    if max != u64::MAX && count_in(&mut *tx, &c.project_id).await? >= max {
+        return Err(Abort::Fail(too_many_campaigns(max)));
     }
     if ref_code_taken(&mut tx, c).await? {
         return Err(Abort::Fail(duplicate_ref_code(c)));
@@ -348,11 +342,18 @@ impl CampaignStore for PostgresStore {
     }
 
     async fn count_campaigns(&self, project: &str) -> Result<u64> {
-        let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM campaign WHERE project_id = $1")
-            .bind(project)
-            .fetch_one(self.pool())
-            .await
-            .map_err(db_error)?;
-        Ok(u64::try_from(n).unwrap_or_default())
+        count_in(self.pool(), project).await.map_err(db_error)
     }
+}
+
+/// The number of campaigns of `project`, read through `conn`.
+async fn count_in<'c>(
+    conn: impl sqlx::Executor<'c, Database = Postgres>,
+    project: &str,
+) -> Result<u64, sqlx::Error> {
+    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM campaign WHERE project_id = $1")
+        .bind(project)
+        .fetch_one(conn)
+        .await?;
+    Ok(u64::try_from(n).unwrap_or_default())
 }

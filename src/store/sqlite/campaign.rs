@@ -123,16 +123,8 @@ impl CampaignStore for SqliteStore {
         // The write transaction holds SQLite's one write lock: the count
         // cannot change before the insert commits.
         let mut w = self.write().await?;
-        if max != u64::MAX {
-            let held: i64 =
-                sqlx::query_scalar("SELECT COUNT(*) FROM campaign WHERE project_id = ?")
-                    .bind(&campaign.project_id)
-                    .fetch_one(&mut *w.tx)
-                    .await
-                    .map_err(db_error)?;
-            if u64::try_from(held).unwrap_or_default() >= max {
-                return Err(too_many_campaigns(max));
-            }
+        if max != u64::MAX && count_in(&mut *w.tx, &campaign.project_id).await? >= max {
+            return Err(too_many_campaigns(max));
         }
         if ref_code_taken(&mut w.tx, campaign).await? {
             return Err(duplicate_ref_code(campaign));
@@ -338,11 +330,19 @@ impl CampaignStore for SqliteStore {
     }
 
     async fn count_campaigns(&self, project: &str) -> Result<u64> {
-        let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM campaign WHERE project_id = ?")
-            .bind(project)
-            .fetch_one(self.pool())
-            .await
-            .map_err(db_error)?;
-        Ok(u64::try_from(n).unwrap_or_default())
+        count_in(self.pool(), project).await
     }
+}
+
+/// The number of campaigns of `project`, read through `conn`.
+async fn count_in<'c>(
+    conn: impl sqlx::Executor<'c, Database = Sqlite>,
+    project: &str,
+) -> Result<u64> {
+    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM campaign WHERE project_id = ?")
+        .bind(project)
+        .fetch_one(conn)
+        .await
+        .map_err(db_error)?;
+    Ok(u64::try_from(n).unwrap_or_default())
 }
