@@ -1,6 +1,6 @@
 //! Mounting Accord's router inside another axum application, next to the
-//! host's own routes, with the services also called directly. The README's
-//! "Embedding the router" section shows this file (a test keeps them equal).
+//! host's own routes, with the services also called directly.
+//! `docs/embedding.md` shows this file (a test keeps them equal).
 //!
 //! ```sh
 //! ACCORD_JWT_SECRET=0123456789abcdef0123456789abcdef cargo run --example embed_axum

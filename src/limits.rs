@@ -4,7 +4,7 @@
 //! than a bounded amount of memory and time. Requests over a limit get
 //! [`ErrorKind::LimitExceeded`](crate::ErrorKind::LimitExceeded) (HTTP 413);
 //! campaigns over a limit get a validation error (HTTP 422) naming the
-//! field. The README's "Limits" table lists the same values.
+//! field. `docs/limits.md` lists the same values.
 
 /// Campaigns one project may hold.
 pub const MAX_CAMPAIGNS_PER_PROJECT: u64 = 100_000;

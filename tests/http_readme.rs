@@ -1,11 +1,11 @@
-//! The README cannot go stale: this test starts the server example (its
-//! own code, `examples/server.rs`, with `--demo` and no key, exactly as a
-//! newcomer would) and runs every ```sh block between `<!-- BEGIN tested -->`
+//! The README and the HTTP guide (`docs/http.md`) cannot go stale: this
+//! test starts the server example (its own code, `examples/server.rs`, with
+//! `--demo` and no key, exactly as a newcomer would) and runs every ```sh block between `<!-- BEGIN tested -->`
 //! and `<!-- END tested -->` with bash and curl, against it. Each `# → a … b`
 //! line states fragments the output must contain, in order.
 //!
-//! It also checks the README's first lines, the embedding snippet against
-//! `examples/embed_axum.rs`, that the server's log at info holds no personal
+//! It also checks the README's first lines, the snippet of
+//! `docs/embedding.md` against `examples/embed_axum.rs`, that the server's log at info holds no personal
 //! data from the walkthrough, and that `--demo` is idempotent.
 #![cfg(feature = "http")]
 
@@ -21,11 +21,22 @@ use clap::Parser;
 use log_capture::Captured;
 
 const README: &str = include_str!("../README.md");
+/// The HTTP guide, whose route examples continue the README walkthrough.
+const HTTP_GUIDE: &str = include_str!("../docs/http.md");
 
-/// The tested shell: every ```sh block of the tested regions, in order.
+/// The tested shell: every ```sh block of the tested regions of the README,
+/// then of the HTTP guide, in order.
 fn tested_script() -> String {
     let mut script = String::new();
-    let mut rest = README;
+    for doc in [README, HTTP_GUIDE] {
+        tested_blocks(doc, &mut script);
+    }
+    script
+}
+
+/// Appends the ```sh blocks of `doc`'s tested regions to `script`.
+fn tested_blocks(doc: &str, script: &mut String) {
+    let mut rest = doc;
     while let Some(start) = rest.find("<!-- BEGIN tested -->") {
         let region_end = rest[start..]
             .find("<!-- END tested -->")
@@ -41,7 +52,6 @@ fn tested_script() -> String {
         }
         rest = &rest[region_end..];
     }
-    script
 }
 
 /// The expectations of the script: for each `# → …` line, the fragments
@@ -73,14 +83,15 @@ fn readme_starts_with_the_two_commands() {
 }
 
 #[test]
-fn readme_embedding_snippet_is_the_example() {
+fn embedding_guide_snippet_is_the_example() {
+    let guide = include_str!("../docs/embedding.md");
     let example = include_str!("../examples/embed_axum.rs");
     let begin = example.find("// README:begin\n").unwrap() + "// README:begin\n".len();
     let end = example.find("// README:end").unwrap();
     let snippet = format!("```rust\n{}```", &example[begin..end]);
     assert!(
-        README.contains(&snippet),
-        "README's embedding snippet differs from examples/embed_axum.rs"
+        guide.contains(&snippet),
+        "docs/embedding.md's snippet differs from examples/embed_axum.rs"
     );
 }
 
