@@ -364,7 +364,7 @@ async fn the_content_store() {
         )
         .json(&json!({"data": {
             "dataSubject": "u1", "consentId": consent["id"], "application": "shop",
-            "acceptanceDate": "2026-06-15T10:00:00Z", "status": "WITHDRAWN",
+            "acceptanceDate": a["acceptanceDate"], "status": "WITHDRAWN",
             "withdrawalDate": "2026-06-15T10:05:00+07:00", "note": "user asked"
         }}))
         .send()
@@ -388,9 +388,13 @@ async fn the_content_store() {
     );
     assert_eq!(reduced["data"]["status"], "WITHDRAWN");
     assert_eq!(
-        reduced["data"]["userAgent"],
-        Value::Null,
-        "missing attributes become null"
+        reduced["data"]["userAgent"], a["userAgent"],
+        "an edit keeps the evidence the update form leaves out"
+    );
+    assert_eq!(reduced["data"]["purposes"], a["purposes"]);
+    assert_eq!(
+        reduced["data"]["withdrawalDate"],
+        "2026-06-15T10:05:00.000000Z"
     );
     // The withdrawal is what to-accept reads.
     let (_, list) = get(&s, &bff(&s, "/to-accept?app=shop&dataSubject=u1")).await;

@@ -137,7 +137,9 @@
 //! # }).unwrap();
 //! ```
 
+pub mod check;
 pub mod content;
+pub mod integrity;
 pub mod model;
 pub mod query;
 pub mod rules;

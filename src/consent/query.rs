@@ -17,7 +17,14 @@
 //!
 //! # Filter `data.a=v` matches when the attribute value `x` is
 //!
-//! - a string equal to `v` (exact, case-sensitive);
+//! - a string equal to `v` (exact, case-sensitive), or, when `v` is an
+//!   RFC 3339 timestamp, a string equal to that instant in the form
+//!   timestamps of `data` are stored in ([`instant_text`]): the same
+//!   instant written with any offset or precision finds the same records
+//!   (`2026-01-01T10:00:00+07:00`, `2026-01-01T03:00:00Z` and
+//!   `2026-01-01T03:00:00.000Z` all find `acceptanceDate`
+//!   `2026-01-01T03:00:00.000000Z`; digits below the microsecond are
+//!   dropped, as on write);
 //! - a number and `v` is a plain decimal (`-?[0-9]+(\.[0-9]+)?`) of the same
 //!   numeric value (`2` matches `2` and `2.0`);
 //! - a boolean and `v` is `true` / `false` accordingly;
@@ -371,9 +378,24 @@ fn number_decimal(n: &serde_json::Number) -> Option<Decimal> {
     crate::wire::parse_decimal(&n.to_string())
 }
 
-fn scalar_matches(stored: &Value, wanted: &str) -> bool {
+/// The stored form of the instant a filter value names, when it is an
+/// RFC 3339 timestamp and that form is another text (see the module docs).
+/// Timestamps of the content types' own attributes are stored in this form
+/// ([`format_time`](super::content::format_time)); extra attributes keep
+/// the text they were sent with, and match that text.
+pub(crate) fn instant_text(wanted: &str) -> Option<String> {
+    // An RFC 3339 timestamp is short; anything longer is not one.
+    if wanted.len() > 64 {
+        return None;
+    }
+    super::content::parse_time(wanted)
+        .map(super::content::format_time)
+        .filter(|t| t != wanted)
+}
+
+fn scalar_matches(stored: &Value, wanted: &str, instant: Option<&str>) -> bool {
     match stored {
-        Value::String(text) => text == wanted,
+        Value::String(text) => text == wanted || instant == Some(text.as_str()),
         Value::Number(number) => {
             let (have, want) = (number_decimal(number), plain_decimal(wanted));
             have.is_some() && have == want
@@ -384,9 +406,11 @@ fn scalar_matches(stored: &Value, wanted: &str) -> bool {
 }
 
 fn filter_matches(data: &Map<String, Value>, f: &ContentFilter) -> bool {
+    let instant = instant_text(&f.value);
+    let instant = instant.as_deref();
     match data.get(&f.attribute) {
-        Some(Value::Array(items)) => items.iter().any(|x| scalar_matches(x, &f.value)),
-        Some(x) => scalar_matches(x, &f.value),
+        Some(Value::Array(items)) => items.iter().any(|x| scalar_matches(x, &f.value, instant)),
+        Some(x) => scalar_matches(x, &f.value, instant),
         None => false,
     }
 }
@@ -549,6 +573,26 @@ mod tests {
         assert!(!m("nul", "null") && !m("nul", "") && !m("missing", ""));
         assert!(!m("obj", "PUBLISHED"));
         assert!(m("empty", ""));
+        let t = rec(
+            "2",
+            json!({"at": "2026-01-01T03:00:00.000000Z", "raw": "2026-01-01T10:00:00+07:00"}),
+        );
+        let at = |a: &str, v: &str| ContentQuery::default().with_filter(a, v).matches(&t);
+        for same in [
+            "2026-01-01T03:00:00.000000Z",
+            "2026-01-01T03:00:00Z",
+            "2026-01-01T03:00:00.000Z",
+            "2026-01-01T10:00:00+07:00",
+            "2026-01-01T03:00:00.0000009Z",
+            "2025-12-31T22:00:00-05:00",
+        ] {
+            assert!(at("at", same), "{same}");
+        }
+        assert!(!at("at", "2026-01-01T03:00:01Z") && !at("at", "2026-01-01"));
+        assert!(
+            at("raw", "2026-01-01T10:00:00+07:00"),
+            "extras match as sent"
+        );
         let both = ContentQuery::default()
             .with_filter("arr", "a")
             .with_filter("arr", "b");
