@@ -368,7 +368,8 @@ fn revision_decreased(
     problems: &mut Problems,
 ) -> bool {
     match (get_i64(new, "revision"), get_i64(current, "revision")) {
-        (Some(n), Some(c)) if n < c => {
+        // Below 1 is out of range, reported by validation.
+        (Some(n), Some(c)) if (1..c).contains(&n) => {
             problems.push(
                 "data.revision",
                 "revision_decreased",

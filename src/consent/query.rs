@@ -24,7 +24,8 @@
 //!   (`2026-01-01T10:00:00+07:00`, `2026-01-01T03:00:00Z` and
 //!   `2026-01-01T03:00:00.000Z` all find `acceptanceDate`
 //!   `2026-01-01T03:00:00.000000Z`; digits below the microsecond are
-//!   dropped, as on write);
+//!   dropped, as on write; a `+` sent unencoded in a URL, which arrives as
+//!   a space, is read as `+`);
 //! - a number and `v` is a plain decimal (`-?[0-9]+(\.[0-9]+)?`) of the same
 //!   numeric value (`2` matches `2` and `2.0`);
 //! - a boolean and `v` is `true` / `false` accordingly;
@@ -383,12 +384,23 @@ fn number_decimal(n: &serde_json::Number) -> Option<Decimal> {
 /// Timestamps of the content types' own attributes are stored in this form
 /// ([`format_time`](super::content::format_time)); extra attributes keep
 /// the text they were sent with, and match that text.
+///
+/// A `+` written unencoded in a query string arrives as a space (form
+/// encoding), so `…T10:00:00 07:00` is read as `…T10:00:00+07:00`: no
+/// timestamp has a space there.
 pub(crate) fn instant_text(wanted: &str) -> Option<String> {
     // An RFC 3339 timestamp is short; anything longer is not one.
     if wanted.len() > 64 {
         return None;
     }
-    super::content::parse_time(wanted)
+    let parsed = super::content::parse_time(wanted).or_else(|| {
+        let (time, offset) = wanted.rsplit_once(' ')?;
+        let offset_like = offset.len() == 5 && offset.as_bytes()[2] == b':';
+        (offset_like && time.contains('T'))
+            .then(|| super::content::parse_time(&format!("{time}+{offset}")))
+            .flatten()
+    });
+    parsed
         .map(super::content::format_time)
         .filter(|t| t != wanted)
 }
@@ -585,6 +597,7 @@ mod tests {
             "2026-01-01T10:00:00+07:00",
             "2026-01-01T03:00:00.0000009Z",
             "2025-12-31T22:00:00-05:00",
+            "2026-01-01T10:00:00 07:00",
         ] {
             assert!(at("at", same), "{same}");
         }

@@ -346,6 +346,9 @@ pub async fn put_nulls_and_keeps_versions<S: ConsentStore + 'static>(store: Arc<
     assert_eq!(current.data["revision"], 3, "the content store serves it");
 }
 
+/// PUTs that name no version are last-writer-wins: each appends its
+/// version, none is refused, nothing is lost. Naming a stale version is
+/// refused.
 pub async fn concurrent_puts_keep_every_version<S: ConsentStore + 'static>(store: Arc<S>) {
     let fx = Fx::new(store);
     let r = fx.create(PURPOSE, json!({"code": "c0"})).await;
@@ -363,12 +366,10 @@ pub async fn concurrent_puts_keep_every_version<S: ConsentStore + 'static>(store
             .await
         }));
     }
-    let mut ok = 0;
     for t in tasks {
-        match t.await.expect("task") {
-            Ok(_) => ok += 1,
-            Err(e) => assert_eq!((e.kind(), e.code()), (ErrorKind::Conflict, "stale_version")),
-        }
+        t.await
+            .expect("task")
+            .expect("no version named: never refused");
     }
     let versions = fx
         .svc
@@ -376,12 +377,84 @@ pub async fn concurrent_puts_keep_every_version<S: ConsentStore + 'static>(store
         .await
         .expect("versions");
     let numbers: Vec<i64> = versions.iter().map(|v| v.version).collect();
+    assert_eq!(numbers, (1..=9).collect::<Vec<i64>>(), "one per PUT");
+    let mut codes: Vec<&str> = versions
+        .iter()
+        .map(|v| v.data["code"].as_str().unwrap_or_default())
+        .collect();
+    codes.sort_unstable();
     assert_eq!(
-        numbers,
-        (1..=ok + 1).collect::<Vec<i64>>(),
-        "contiguous, one per successful PUT"
+        codes,
+        ["c0", "c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8"]
     );
-    assert!(ok >= 1);
+    let err = fx
+        .svc
+        .replace_content_if(&fx.project, PURPOSE, &r.id, 8, json!({"code": "late"}), "x")
+        .await
+        .expect_err("stale");
+    assert_eq!(
+        (err.kind(), err.code()),
+        (ErrorKind::Conflict, "stale_version")
+    );
+    fx.svc
+        .replace_content_if(&fx.project, PURPOSE, &r.id, 9, json!({"code": "c9"}), "x")
+        .await
+        .expect("current");
+
+    // Concurrent withdrawals and note edits of one acceptance: each is
+    // validated against the version it lands on; the first withdrawal's
+    // time stays, and the acceptance stays withdrawn.
+    let c = fx.consent("shop", &["email"], None).await;
+    let a = fx.accept("shop", "u1", &c.id, None).await;
+    let mut tasks = Vec::new();
+    for i in 0..6 {
+        let (svc, project, id, consent) = (
+            fx.svc.clone(),
+            fx.project.clone(),
+            a.id.clone(),
+            c.id.clone(),
+        );
+        let status = if i % 2 == 0 { "WITHDRAWN" } else { "ACCEPTED" };
+        let body = json!({"dataSubject": "u1", "consentId": consent, "application": "shop",
+            "acceptanceDate": a.acceptance_date, "status": status, "withdrawalDate": "",
+            "note": format!("writer {i}")});
+        tasks.push(tokio::spawn(async move {
+            (
+                status,
+                svc.replace_content(&project, ACCEPTANCE, &id, body, "x")
+                    .await,
+            )
+        }));
+    }
+    for t in tasks {
+        let (status, r) = t.await.expect("task");
+        if let Err(e) = r {
+            assert_eq!(
+                (status, e.fields()[0].code.as_str()),
+                ("ACCEPTED", "invalid_transition"),
+                "{e}"
+            );
+        }
+    }
+    let versions = fx
+        .svc
+        .content_versions(&fx.project, ACCEPTANCE, &a.id)
+        .await
+        .expect("versions");
+    let first = versions
+        .iter()
+        .position(|v| v.data["status"] == "WITHDRAWN")
+        .expect("withdrawn");
+    for v in &versions[first..] {
+        assert_eq!(v.data["status"], "WITHDRAWN");
+        assert_eq!(
+            v.data["withdrawalDate"],
+            versions[first].data["withdrawalDate"]
+        );
+        assert_eq!(v.data["purposes"], json!(["email"]));
+    }
+    let clean = fx.svc.check_records(&fx.project).await.expect("check");
+    assert!(clean.is_empty(), "{clean:#?}");
 }
 
 pub async fn content_errors<S: ConsentStore + 'static>(store: Arc<S>) {
