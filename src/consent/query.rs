@@ -19,7 +19,7 @@
 //!
 //! - a string equal to `v` (exact, case-sensitive), or, when `v` is an
 //!   RFC 3339 timestamp, a string equal to that instant in the form
-//!   timestamps of `data` are stored in ([`instant_text`]): the same
+//!   timestamps of `data` are stored in ([`format_time`](super::format_time)): the same
 //!   instant written with any offset or precision finds the same records
 //!   (`2026-01-01T10:00:00+07:00`, `2026-01-01T03:00:00Z` and
 //!   `2026-01-01T03:00:00.000Z` all find `acceptanceDate`

@@ -2,7 +2,10 @@
 //! types `svc-privacy-notice-v1`, `svc-consent-v1`,
 //! `svc-consent-acceptance-v1` and `svc-purpose-v1`: list (bare array,
 //! total in `X-Total-Count`), read one, create (201), replace (200; the
-//! acceptance update answers the reduced envelope the spec shows).
+//! acceptance update answers the reduced envelope the spec shows). Reads
+//! and writes answer the version as an `ETag`; a replace with `If-Match`
+//! (or `version` in the body) is refused when the record moved on, one
+//! without is last-writer-wins (`docs/consent.md`).
 //!
 //! The specification asks no scope here; the design does: `cms.r` to read,
 //! `cms.w` to write — a store of personal data is not open to every token.

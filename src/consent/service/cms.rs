@@ -70,7 +70,9 @@ impl<S: ConsentStore> ConsentService<S> {
     /// The caller names no version, so the last writer wins: a write that
     /// another one overtook between its read and its append is validated
     /// again against the newer version and appended after it (both stay in
-    /// the history). To refuse instead, use
+    /// the history); after 64 such rounds in a row the
+    /// answer is [`Unavailable`](ErrorKind::Unavailable) `write_contention`
+    /// (retry). To refuse instead, use
     /// [`replace_content_if`](Self::replace_content_if).
     ///
     /// The integrity rules apply ([`integrity`]): an acceptance only moves
