@@ -9,10 +9,12 @@
 pub mod agreement;
 pub mod app;
 pub mod content;
+pub mod edits;
 pub mod integrity;
 pub mod limits;
 pub mod lists;
 pub mod props;
+pub mod revisions;
 pub mod store;
 pub mod story;
 
@@ -52,7 +54,7 @@ macro_rules! consent_suite {
             content::list_paging,
             content::list_multi_key_sort,
             content::put_nulls_and_keeps_versions,
-            content::concurrent_puts_keep_every_version,
+            edits::concurrent_puts_keep_every_version,
             content::content_errors,
             content::acceptance_via_content_store,
             integrity::forged_revision_is_refused,
@@ -62,10 +64,10 @@ macro_rules! consent_suite {
             integrity::a_withdrawal_is_not_revived,
             integrity::back_dating_is_refused,
             integrity::an_edit_keeps_the_evidence,
-            integrity::revisions_do_not_walk_backwards,
-            integrity::a_new_notice_revision_asks_again,
+            revisions::revisions_do_not_walk_backwards,
+            revisions::a_new_notice_revision_asks_again,
             integrity::timestamp_filters_compare_instants,
-            integrity::the_check_reports_bent_records,
+            edits::the_check_reports_bent_records,
             limits::every_limit_at_its_boundary,
             lists::list_matches_memory_table,
             store::concurrent_replaces_of_one_version_one_wins,

@@ -1,10 +1,10 @@
 //! The consent integrity rules on every store, each test an attack it
 //! prevents: forging a future revision, accepting a draft, a never-expiring
 //! or future-dated acceptance, an acceptance for another application,
-//! reviving a withdrawal, back-dating, walking a revision backwards, a new
-//! notice revision that asks no one, a retired notice still offered,
-//! timestamp filters that miss an instant written another way, and the
-//! check that reports records bent before the rules existed.
+//! reviving a withdrawal, back-dating, an edit erasing evidence, and
+//! timestamp filters that miss an instant written another way. (Revisions
+//! are in [`super::revisions`], concurrent edits and the record check in
+//! [`super::edits`].)
 
 use std::sync::Arc;
 
@@ -18,13 +18,13 @@ use serde_json::{json, Value};
 
 use super::{flags, Fx};
 
-const CONSENT: &str = "svc-consent-v1";
-const NOTICE: &str = "svc-privacy-notice-v1";
-const ACCEPTANCE: &str = "svc-consent-acceptance-v1";
+pub(super) const CONSENT: &str = "svc-consent-v1";
+pub(super) const NOTICE: &str = "svc-privacy-notice-v1";
+pub(super) const ACCEPTANCE: &str = "svc-consent-acceptance-v1";
 
 /// A content-store acceptance of `consent` by `u1` in `shop`, accepted at
 /// `at` with the expiry of a 30-day lifespan.
-fn acceptance(consent: &str, at: DateTime<Utc>) -> Value {
+pub(super) fn acceptance(consent: &str, at: DateTime<Utc>) -> Value {
     json!({"dataSubject": "u1", "consentId": consent, "consentApplication": "shop",
            "acceptanceDate": at, "status": "ACCEPTED", "purposes": ["email"],
            "expiredDate": at + Duration::days(30), "userAgent": "ua", "country": "TH",
@@ -32,7 +32,7 @@ fn acceptance(consent: &str, at: DateTime<Utc>) -> Value {
            "note": ""})
 }
 
-fn with(mut base: Value, patch: &Value) -> Value {
+pub(super) fn with(mut base: Value, patch: &Value) -> Value {
     for (k, v) in patch.as_object().unwrap() {
         base[k] = v.clone();
     }
@@ -40,7 +40,7 @@ fn with(mut base: Value, patch: &Value) -> Value {
 }
 
 /// The fields and codes of a refused write; panics when it succeeded.
-fn refused(r: accord::Result<ContentRecord>) -> Vec<(String, String)> {
+pub(super) fn refused(r: accord::Result<ContentRecord>) -> Vec<(String, String)> {
     let err = r.expect_err("must be refused");
     assert_eq!(err.kind(), ErrorKind::Validation, "{err}");
     err.fields()
@@ -49,7 +49,7 @@ fn refused(r: accord::Result<ContentRecord>) -> Vec<(String, String)> {
         .collect()
 }
 
-fn pairs(expected: &[(&str, &str)]) -> Vec<(String, String)> {
+pub(super) fn pairs(expected: &[(&str, &str)]) -> Vec<(String, String)> {
     expected
         .iter()
         .map(|(f, c)| ((*f).to_owned(), (*c).to_owned()))
@@ -57,11 +57,16 @@ fn pairs(expected: &[(&str, &str)]) -> Vec<(String, String)> {
 }
 
 impl<S: ConsentStore + 'static> Fx<S> {
-    async fn try_create(&self, t: &str, data: Value) -> accord::Result<ContentRecord> {
+    pub(super) async fn try_create(&self, t: &str, data: Value) -> accord::Result<ContentRecord> {
         self.svc.create_content(&self.project, t, data, "cms").await
     }
 
-    async fn try_replace(&self, t: &str, id: &str, data: Value) -> accord::Result<ContentRecord> {
+    pub(super) async fn try_replace(
+        &self,
+        t: &str,
+        id: &str,
+        data: Value,
+    ) -> accord::Result<ContentRecord> {
         self.svc
             .replace_content(&self.project, t, id, data, "cms")
             .await
@@ -236,7 +241,7 @@ pub async fn acceptance_for_another_app_is_refused<S: ConsentStore + 'static>(st
     assert_eq!(fx.flags("shop", "u1").await, flags(&[("email", false)]));
 }
 
-fn withdrawal(consent: &str, accepted: &Value, status: &str) -> Value {
+pub(super) fn withdrawal(consent: &str, accepted: &Value, status: &str) -> Value {
     json!({"dataSubject": "u1", "consentId": consent, "application": "shop",
            "acceptanceDate": accepted, "status": status,
            "withdrawalDate": if status == "WITHDRAWN" { "2026-01-01T00:00:00Z" } else { "" },
@@ -383,148 +388,6 @@ pub async fn an_edit_keeps_the_evidence<S: ConsentStore + 'static>(store: Arc<S>
     );
 }
 
-pub async fn revisions_do_not_walk_backwards<S: ConsentStore + 'static>(store: Arc<S>) {
-    let fx = Fx::new(store);
-    let c = fx.consent("shop", &["email"], None).await;
-    let at = |revision: i64, purposes: &[&str]| {
-        let mut data = c.data.clone();
-        data.insert("revision".into(), json!(revision));
-        data.insert("purposes".into(), json!(purposes));
-        Value::Object(data)
-    };
-    fx.replace(CONSENT, &c.id, at(8, &["email"])).await;
-    fx.accept("shop", "u1", &c.id, None).await;
-    for (data, field, code) in [
-        (at(7, &["email"]), "data.revision", "revision_decreased"),
-        (at(0, &["email"]), "data.revision", "out_of_range"),
-        (
-            at(8, &["email", "sms"]),
-            "data.purposes",
-            "revision_required",
-        ),
-    ] {
-        assert_eq!(
-            refused(fx.try_replace(CONSENT, &c.id, data).await),
-            pairs(&[(field, code)])
-        );
-    }
-    assert!(
-        fx.to_accept("shop", "u1").await.is_empty(),
-        "still revision 8"
-    );
-    // A purpose is added with a new revision: everyone is asked.
-    fx.replace(CONSENT, &c.id, at(9, &["email", "sms"])).await;
-    assert_eq!(
-        fx.to_accept("shop", "u1").await,
-        [(c.id.clone(), Reason::NewRevision)]
-    );
-    // Revision 0 is refused on create too, and notices only go up.
-    let mut zero = c.data.clone();
-    zero.insert("revision".into(), json!(0));
-    assert_eq!(
-        refused(fx.try_create(CONSENT, Value::Object(zero)).await),
-        pairs(&[("data.revision", "out_of_range")])
-    );
-    let notice = c.data["privacyNoticeRef"].as_str().unwrap();
-    let n = |revision: i64| json!({"name": "Privacy", "revision": revision, "status": "PUBLISHED"});
-    assert_eq!(
-        refused(fx.try_replace(NOTICE, notice, n(3)).await),
-        pairs(&[("data.revision", "revision_decreased")])
-    );
-    fx.replace(NOTICE, notice, n(4)).await;
-}
-
-pub async fn a_new_notice_revision_asks_again<S: ConsentStore + 'static>(store: Arc<S>) {
-    let fx = Fx::new(store);
-    let notice = fx.notice(1).await;
-    let consent = |name: &str, app: &str| {
-        json!({"name": name, "application": app, "purposes": [format!("{name}-p")],
-               "privacyNoticeRef": notice.id, "revision": 1, "status": "PUBLISHED"})
-    };
-    let a = fx.create(CONSENT, consent("a", "shop")).await;
-    fx.advance(Duration::seconds(1));
-    let b = fx.create(CONSENT, consent("b", "shop")).await;
-    let g = fx.create(CONSENT, consent("g", "games")).await;
-    for c in [&a, &b] {
-        fx.accept("shop", "u1", &c.id, None).await;
-    }
-    fx.accept("games", "u1", &g.id, None).await;
-    assert!(fx.to_accept("shop", "u1").await.is_empty());
-    let n = |revision: i64, status: &str| json!({"name": "Privacy", "descriptionEn": "How we use data", "revision": revision, "status": status});
-    fx.replace(NOTICE, &notice.id, n(2, "PUBLISHED")).await;
-    assert_eq!(
-        fx.to_accept("shop", "u1").await,
-        [
-            (a.id.clone(), Reason::NewNoticeRevision),
-            (b.id.clone(), Reason::NewNoticeRevision)
-        ],
-        "every consent that references it"
-    );
-    assert_eq!(
-        fx.to_accept("games", "u1").await,
-        [(g.id.clone(), Reason::NewNoticeRevision)]
-    );
-    let again = fx.accept("shop", "u1", &a.id, None).await;
-    assert_eq!(again.privacy_notice_revision, Some(2));
-    assert_eq!(
-        fx.to_accept("shop", "u1").await,
-        [(b.id.clone(), Reason::NewNoticeRevision)]
-    );
-
-    // A notice that is not PUBLISHED is neither offered nor served.
-    fx.replace(NOTICE, &notice.id, n(3, "DRAFT")).await;
-    assert!(fx.to_accept("shop", "u1").await.is_empty());
-    assert!(fx.to_accept("shop", "u2").await.is_empty());
-    assert!(fx.flags("shop", "u2").await.is_empty());
-    let err = fx
-        .svc
-        .privacy_notice(&fx.project, &notice.id)
-        .await
-        .expect_err("not served");
-    assert_eq!(err.code(), "privacy_notice_not_found");
-    let err = fx
-        .svc
-        .accept_consent(
-            &fx.project,
-            Fx::<S>::request("shop", "u2", &a.id, None),
-            "app",
-        )
-        .await
-        .expect_err("not accepted");
-    assert_eq!(err.code(), "privacy_notice_not_published");
-    let body = with(
-        acceptance(&a.id, fx.now()),
-        &json!({"purposes": ["a-p"], "expiredDate": null}),
-    );
-    assert_eq!(
-        refused(fx.try_create(ACCEPTANCE, body).await),
-        pairs(&[("data.consentId", "privacy_notice_not_published")])
-    );
-    let err = fx
-        .svc
-        .accept_purpose(&fx.project, Fx::<S>::purpose("shop", "u2", "a-p"))
-        .await
-        .expect_err("no offered consent lists it");
-    assert_eq!(err.code(), "purpose_not_found");
-    fx.svc
-        .withdraw_purpose(&fx.project, Fx::<S>::purpose("shop", "u1", "a-p"))
-        .await
-        .expect("withdrawing is always possible");
-    fx.replace(NOTICE, &notice.id, n(3, "PUBLISHED")).await;
-    assert_eq!(
-        fx.to_accept("shop", "u2").await,
-        [(a.id.clone(), Reason::New), (b.id.clone(), Reason::New)]
-    );
-    assert_eq!(
-        fx.svc
-            .privacy_notice(&fx.project, &notice.id)
-            .await
-            .expect("served")
-            .revision,
-        3
-    );
-}
-
 pub async fn timestamp_filters_compare_instants<S: ConsentStore + 'static>(store: Arc<S>) {
     let fx = Fx::new(store);
     let c = fx.consent("shop", &["email"], Some(30)).await;
@@ -562,130 +425,4 @@ pub async fn timestamp_filters_compare_instants<S: ConsentStore + 'static>(store
             .expect("list");
         assert!(page.items.is_empty(), "{other}");
     }
-}
-
-/// Records written straight into the store, as older versions of the crate
-/// or a hand-edited database could have left them, are reported by the
-/// check and not changed; records written through the service are clean.
-pub async fn the_check_reports_bent_records<S: ConsentStore + 'static>(store: Arc<S>) {
-    let fx = Fx::new(Arc::clone(&store));
-    let c = fx.consent("shop", &["email"], Some(30)).await;
-    let a = fx.accept("shop", "u1", &c.id, None).await;
-    fx.replace(
-        ACCEPTANCE,
-        &a.id,
-        withdrawal(&c.id, &json!(a.acceptance_date), "WITHDRAWN"),
-    )
-    .await;
-    fx.create(ACCEPTANCE, acceptance(&c.id, fx.now())).await;
-    let clean = fx.svc.check_records(&fx.project).await.expect("check");
-    assert!(clean.is_empty(), "{clean:#?}");
-
-    let write = |t: ContentType, id: &str, data: Value| ContentWrite {
-        project_id: fx.project.clone(),
-        content_type: t,
-        id: id.to_owned(),
-        data: data.as_object().unwrap().clone(),
-        actor: "legacy".into(),
-        at: fx.now(),
-    };
-    // A forged future revision and a never-expiring acceptance.
-    let mut forged = acceptance(&c.id, fx.now());
-    forged["consentRevision"] = json!(7);
-    forged["expiredDate"] = Value::Null;
-    store
-        .insert_content(&write(ContentType::ConsentAcceptance, "forged", forged))
-        .await
-        .unwrap();
-    // An acceptance revived, its evidence nulled by the update form (as
-    // "PUT nulls what the body leaves out" once did).
-    let revived = fx.accept("shop", "u1", &c.id, None).await;
-    let stored = fx
-        .svc
-        .content(&fx.project, ACCEPTANCE, &revived.id)
-        .await
-        .expect("get");
-    let mut w = write(
-        ContentType::ConsentAcceptance,
-        &revived.id,
-        Value::Object(stored.data),
-    );
-    w.data.insert("status".into(), json!("WITHDRAWN"));
-    w.data
-        .insert("withdrawalDate".into(), json!(format_time(fx.now())));
-    w.data.insert("purposes".into(), Value::Null);
-    store.replace_content(&w, 1).await.unwrap();
-    w.data.insert("status".into(), json!("ACCEPTED"));
-    w.data.insert("withdrawalDate".into(), json!(""));
-    store.replace_content(&w, 2).await.unwrap();
-    // A consent whose revision walked backwards.
-    let mut back = c.data.clone();
-    back.insert("revision".into(), json!(0));
-    store
-        .replace_content(&write(ContentType::Consent, &c.id, Value::Object(back)), 1)
-        .await
-        .unwrap();
-
-    let mut found: Vec<(String, i64, String, String)> = fx
-        .svc
-        .check_records(&fx.project)
-        .await
-        .expect("check")
-        .into_iter()
-        .map(|f| (f.id, f.version, f.field, f.code))
-        .collect();
-    found.sort();
-    let mut expected = vec![
-        (
-            c.id.clone(),
-            2,
-            "data.revision".to_owned(),
-            "out_of_range".to_owned(),
-        ),
-        (
-            "forged".to_owned(),
-            1,
-            "data.consentRevision".to_owned(),
-            "evidence_mismatch".to_owned(),
-        ),
-        (
-            "forged".to_owned(),
-            1,
-            "data.expiredDate".to_owned(),
-            "evidence_mismatch".to_owned(),
-        ),
-        (
-            "forged".to_owned(),
-            1,
-            "data.privacyNoticeId".to_owned(),
-            "evidence_missing".to_owned(),
-        ),
-        (
-            "forged".to_owned(),
-            1,
-            "data.privacyNoticeRevision".to_owned(),
-            "evidence_missing".to_owned(),
-        ),
-        (
-            revived.id.clone(),
-            2,
-            "data.purposes".to_owned(),
-            "immutable".to_owned(),
-        ),
-        (
-            revived.id.clone(),
-            3,
-            "data.status".to_owned(),
-            "invalid_transition".to_owned(),
-        ),
-    ];
-    expected.sort();
-    assert_eq!(found, expected);
-    // Reported, not rewritten.
-    let versions = fx
-        .svc
-        .content_versions(&fx.project, ACCEPTANCE, &revived.id)
-        .await
-        .expect("versions");
-    assert_eq!(versions.len(), 3);
 }
