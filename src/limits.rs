@@ -38,6 +38,46 @@ pub const MAX_REQUEST_STRING_LEN: usize = 4096;
 /// `actionRefs` one redeem request may name.
 pub const MAX_ACTION_REFS: usize = 100;
 
+// Consent inputs (content `data`, the application-facing bodies and
+// queries): a longer value is 422 `too_long` naming the field. PostgreSQL
+// indexes `dataSubject`, `application` and the purpose catalogue's `code`
+// in btrees whose rows hold at most 2,704 bytes (with the project id, the
+// type and `seq`), so those limits stay far below that: every store takes
+// every value the limits let through.
+
+/// Longest `dataSubject`, in bytes.
+pub const MAX_SUBJECT_LEN: usize = 256;
+/// Longest application name (`app`, `application`, `consentApplication`), in bytes.
+pub const MAX_APP_LEN: usize = 128;
+/// Longest record reference (`consentId`, `privacyNoticeRef`,
+/// `privacyNoticeId`, a content id in a path), in bytes. The service
+/// chooses ids (UUIDs, 36 bytes).
+pub const MAX_CONTENT_ID_LEN: usize = 128;
+/// Longest purpose code (`purposes[i]`, `purposeCode`, the catalogue's `code`), in bytes.
+pub const MAX_PURPOSE_CODE_LEN: usize = 128;
+/// Longest `note` of an acceptance, in bytes.
+pub const MAX_NOTE_LEN: usize = 4096;
+/// Longest device or context field of an acceptance (`userAgent`,
+/// `country`, `localIp`, `osVersion`, `model`, `deviceFingerprintId`,
+/// `device`), in bytes.
+pub const MAX_DEVICE_FIELD_LEN: usize = 1024;
+/// Longest short text of content (`name`, `nameEn`, `nameTh`, `ref1`–`ref3`), in bytes.
+pub const MAX_CONTENT_NAME_LEN: usize = 1024;
+/// Longest description of a notice or consent (`descriptionEn`, `descriptionTh`), in bytes.
+pub const MAX_DESCRIPTION_LEN: usize = 65_536;
+/// Attributes of one content record beyond its type's own (kept as sent).
+pub const MAX_EXTRA_ATTRIBUTES: usize = 32;
+/// Longest name of an attribute beyond the type's own, in bytes (the
+/// longest name a list filter or sort key can use).
+pub const MAX_ATTRIBUTE_NAME_LEN: usize = crate::consent::query::MAX_ATTRIBUTE_LEN;
+/// Longest value of an attribute beyond the type's own (and of
+/// `formScreen`), as JSON text, in bytes.
+pub const MAX_EXTRA_ATTRIBUTE_LEN: usize = 4096;
+/// How far in the future a client-written `acceptanceDate` may lie (the
+/// client's clock may run ahead of the server's), and how far before the
+/// consent's revision came into force, in seconds.
+pub const MAX_CLOCK_SKEW_SECONDS: i64 = 300;
+
 // The limits that live beside the code enforcing them, gathered here so
 // this module is the one list.
 

@@ -364,7 +364,7 @@ async fn the_content_store() {
         )
         .json(&json!({"data": {
             "dataSubject": "u1", "consentId": consent["id"], "application": "shop",
-            "acceptanceDate": "2026-06-15T10:00:00Z", "status": "WITHDRAWN",
+            "acceptanceDate": a["acceptanceDate"], "status": "WITHDRAWN",
             "withdrawalDate": "2026-06-15T10:05:00+07:00", "note": "user asked"
         }}))
         .send()
@@ -388,9 +388,13 @@ async fn the_content_store() {
     );
     assert_eq!(reduced["data"]["status"], "WITHDRAWN");
     assert_eq!(
-        reduced["data"]["userAgent"],
-        Value::Null,
-        "missing attributes become null"
+        reduced["data"]["userAgent"], a["userAgent"],
+        "an edit keeps the evidence the update form leaves out"
+    );
+    assert_eq!(reduced["data"]["purposes"], a["purposes"]);
+    assert_eq!(
+        reduced["data"]["withdrawalDate"],
+        "2026-06-15T10:05:00.000000Z"
     );
     // The withdrawal is what to-accept reads.
     let (_, list) = get(&s, &bff(&s, "/to-accept?app=shop&dataSubject=u1")).await;
@@ -465,4 +469,200 @@ async fn content_store_errors() {
         .unwrap();
     let p = problem(res, 400, "invalid_json").await;
     assert_eq!(p["errors"][0]["field"], "data");
+}
+
+/// The integrity rules seen from the wire: a forged acceptance is a
+/// problem+json naming the field, an edit keeps the evidence, a timestamp
+/// filter finds an instant however the URL writes it, and a notice that is
+/// not published is not served to applications.
+#[tokio::test]
+#[allow(clippy::too_many_lines)] // one story, told in order
+async fn consent_integrity_over_the_wire() {
+    let s = start().await;
+    let (notice, consent) = seed(&s).await;
+    let body = |patch: Value| {
+        let mut data = json!({"dataSubject": "u1", "consentId": consent["id"],
+            "consentApplication": "shop", "acceptanceDate": "2026-06-15T17:00:00+07:00",
+            "status": "ACCEPTED", "purposes": ["email"], "expiredDate": "2027-06-15T10:00:00Z",
+            "userAgent": "ua", "country": "TH", "localIp": "10.0.0.1", "osVersion": "17",
+            "model": "m", "deviceFingerprintId": "fp", "note": ""});
+        for (k, v) in patch.as_object().unwrap() {
+            data[k] = v.clone();
+        }
+        json!({ "data": data })
+    };
+    let url = cms(&s, "svc-consent-acceptance-v1");
+    for (patch, field, code) in [
+        (
+            json!({"consentRevision": 7}),
+            "data.consentRevision",
+            "evidence_mismatch",
+        ),
+        (
+            json!({"expiredDate": null}),
+            "data.expiredDate",
+            "evidence_mismatch",
+        ),
+        (
+            json!({"consentApplication": "other-app"}),
+            "data.consentApplication",
+            "consent_not_in_app",
+        ),
+        (
+            json!({"acceptanceDate": "2030-01-01T00:00:00Z", "expiredDate": "2031-01-01T00:00:00Z"}),
+            "data.acceptanceDate",
+            "in_future",
+        ),
+    ] {
+        let res = s
+            .req(Method::POST, &url)
+            .json(&body(patch))
+            .send()
+            .await
+            .unwrap();
+        let p = problem(res, 422, "validation_failed").await;
+        assert_eq!(p["errors"][0]["field"], field, "{p}");
+        assert_eq!(p["errors"][0]["code"], code, "{p}");
+    }
+    let (status, created) = post(&s, &url, body(json!({}))).await;
+    assert_eq!(status, 201, "{created}");
+    assert_eq!(created["data"]["consentRevision"], 1);
+    assert_eq!(
+        created["data"]["receivedDate"],
+        "2026-06-15T10:00:00.000000Z"
+    );
+    let id = created["id"].as_str().unwrap();
+
+    // The withdrawal in the spec's update form keeps the evidence; a
+    // revival is refused.
+    let edit = |status: &str| {
+        json!({"data": {"dataSubject": "u1", "consentId": consent["id"], "application": "shop",
+            "acceptanceDate": "2026-06-15T10:00:00Z", "status": status,
+            "withdrawalDate": if status == "WITHDRAWN" { "2026-06-15T10:00:00Z" } else { "" },
+            "note": "edit"}})
+    };
+    let one = cms(&s, &format!("svc-consent-acceptance-v1/{id}"));
+    let res = s
+        .req(Method::PUT, &one)
+        .json(&edit("WITHDRAWN"))
+        .send()
+        .await
+        .unwrap();
+    let (status, put) = parts(res).await;
+    assert_eq!(status, 200, "{put}");
+    assert_eq!(put["data"]["purposes"], json!(["email"]));
+    assert_eq!(put["data"]["expiredDate"], "2027-06-15T10:00:00.000000Z");
+    let res = s
+        .req(Method::PUT, &one)
+        .json(&edit("ACCEPTED"))
+        .send()
+        .await
+        .unwrap();
+    let p = problem(res, 422, "validation_failed").await;
+    assert_eq!(p["errors"][0]["field"], "data.status", "{p}");
+    assert_eq!(p["errors"][0]["code"], "invalid_transition", "{p}");
+    let (_, got) = get(&s, &one).await;
+    assert_eq!(got["data"], put["data"], "GET shows what the rules enforce");
+
+    // The same instant, however the query writes it (a raw `+` included,
+    // which form decoding turns into a space).
+    for q in [
+        "2026-06-15T10:00:00Z",
+        "2026-06-15T10:00:00.000Z",
+        "2026-06-15T17:00:00%2B07:00",
+        "2026-06-15T17:00:00+07:00",
+    ] {
+        let (status, list) = get(&s, &format!("{url}?data.acceptanceDate={q}")).await;
+        assert_eq!(status, 200);
+        assert_eq!(list.as_array().unwrap().len(), 1, "{q}: {list}");
+    }
+
+    // A notice set back to DRAFT is not served, and its consents are not
+    // offered.
+    let res = s
+        .req(
+            Method::PUT,
+            &cms(
+                &s,
+                &format!("svc-privacy-notice-v1/{}", notice["id"].as_str().unwrap()),
+            ),
+        )
+        .json(&json!({"data": {"name": "Privacy notice", "revision": 2, "status": "DRAFT"}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let res = s
+        .req(
+            Method::GET,
+            &bff(
+                &s,
+                &format!("/privacy-notice/{}", notice["id"].as_str().unwrap()),
+            ),
+        )
+        .send()
+        .await
+        .unwrap();
+    problem(res, 404, "privacy_notice_not_found").await;
+    let (_, list) = get(&s, &bff(&s, "/to-accept?app=shop&dataSubject=u9")).await;
+    assert_eq!(list, json!([]));
+    let res = s
+        .req(Method::POST, &bff(&s, "/consent-acceptance"))
+        .json(&acceptance(&consent["id"]))
+        .send()
+        .await
+        .unwrap();
+    let p = problem(res, 422, "privacy_notice_not_published").await;
+    assert_eq!(p["errors"][0]["field"], "consentId");
+}
+
+/// Consent input limits over HTTP: problem+json naming the field and the
+/// limit, for a body field, a query parameter and a far too long subject.
+#[tokio::test]
+async fn consent_limits_over_the_wire() {
+    let s = start().await;
+    let (_, consent) = seed(&s).await;
+    let mut body = acceptance(&consent["id"]);
+    body["dataSubject"] = json!("s".repeat(accord::limits::MAX_SUBJECT_LEN));
+    let (status, accepted) = post(&s, &bff(&s, "/consent-acceptance"), body.clone()).await;
+    assert_eq!(status, 201, "{accepted}");
+    for (len, status) in [(accord::limits::MAX_SUBJECT_LEN + 1, 422), (900_000, 422)] {
+        body["dataSubject"] = json!("s".repeat(len));
+        let res = s
+            .req(Method::POST, &bff(&s, "/consent-acceptance"))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        let p = problem(res, status, "validation_failed").await;
+        assert_eq!(p["errors"][0]["field"], "dataSubject", "{p}");
+        assert_eq!(p["errors"][0]["code"], "too_long", "{p}");
+        assert!(
+            p["errors"][0]["message"]
+                .as_str()
+                .unwrap()
+                .contains("256 bytes"),
+            "{p}"
+        );
+    }
+    let long = "a".repeat(accord::limits::MAX_APP_LEN + 1);
+    let res = s
+        .req(
+            Method::GET,
+            &bff(&s, &format!("/purpose-options?app={long}&dataSubject=u1")),
+        )
+        .send()
+        .await
+        .unwrap();
+    let p = problem(res, 422, "validation_failed").await;
+    assert_eq!(p["errors"][0]["field"], "app", "{p}");
+    let res = s
+        .req(Method::POST, &bff(&s, "/purpose-withdrawal"))
+        .json(&json!({"app": "shop", "dataSubject": "u1", "purposeCode": "x".repeat(129)}))
+        .send()
+        .await
+        .unwrap();
+    let p = problem(res, 422, "validation_failed").await;
+    assert_eq!(p["errors"][0]["field"], "purposeCode", "{p}");
+    assert_eq!(p["errors"][0]["code"], "too_long", "{p}");
 }

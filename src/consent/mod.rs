@@ -5,9 +5,15 @@
 //! - [`content`]: content types, versioned records, envelopes.
 //! - [`query`]: content-store list queries and their exact semantics.
 //! - [`validate`]: typed validation problems with stable codes.
+//! - [`integrity`]: what a write may do to consent evidence, whichever way
+//!   it comes in.
 //! - [`rules`]: the pure consent rules (to-accept with reasons, purpose
 //!   flags, expiry, state at an instant).
+//! - [`check`]: the report of stored records that break the rules.
 //! - [`service`]: [`ConsentService`], over any [`ConsentStore`](crate::store::ConsentStore).
+//!
+//! `docs/consent.md` states the consent rules for users in one place; this
+//! summary follows it.
 //!
 //! # Decisions
 //!
@@ -35,74 +41,86 @@
 //! Timestamps are accepted with any offset and returned in UTC with `Z`;
 //! inside content `data` they are normalised to a fixed width
 //! (`2026-01-01T00:00:00.000000Z`, [`format_time`]) so that text order is
-//! time order on every store.
+//! time order on every store, and list filters on them compare instants.
 //!
 //! **Consents.** `status` is `DRAFT`, `PUBLISHED` or `ARCHIVED`; `ACCEPTED`
 //! and `WITHDRAWN` are rejected (422 `invalid_enum`) with a message saying
-//! they belong to acceptances. Only `PUBLISHED` consents are offered.
-//! `lifespan` is whole days (0 to 36 500); absent or 0 never expires
-//! (`expiredDate` null). A consent must list at least one purpose, without
-//! duplicates, and name an existing privacy notice (422
-//! `unknown_privacy_notice`). `ref1`–`ref3` are optional free strings,
-//! returned as sent.
+//! they belong to acceptances. A consent is *offered* when it is
+//! `PUBLISHED` and so is its privacy notice. `lifespan` is whole days (0
+//! to 36 500); absent or 0 never expires (`expiredDate` null). A consent
+//! must list at least one purpose, without duplicates, and name an existing
+//! privacy notice (422 `unknown_privacy_notice`). `ref1`–`ref3` are
+//! optional free strings, returned as sent. Revisions of consents and
+//! notices start at 1 and never decrease; a consent's purposes,
+//! application and notice change only with a new revision
+//! ([`integrity::consent_update`]).
 //!
-//! **Acceptances** pin what the subject was shown: `consentRevision`,
-//! `privacyNoticeId`, `privacyNoticeRevision` are extra attributes of the
-//! acceptance `data` (filled from the current consent and notice when a
-//! content-store create leaves them out). An acceptance belongs to its
-//! consent by `consentId` (if a consent's `application` is edited, its
-//! acceptances follow it). An acceptance's `dataSubject` and
-//! `consentId` never change (422 `immutable`): proof of who agreed to what
-//! is not edited. A content-store acceptance must reference an existing
-//! consent (422 `unknown_consent`) and only its purposes (422
-//! `unknown_purpose`); `WITHDRAWN` needs a `withdrawalDate`; `ACCEPTED` has
-//! none (`""`, as the application-facing create writes it); `expiredDate`
-//! must be present on create (`null` = never) and not before
-//! `acceptanceDate`.
+//! **Acceptances are evidence** ([`integrity`]). Through either way in, an
+//! acceptance needs an offered consent of the application it names and only
+//! that consent's purposes. The server owns `consentRevision`,
+//! `privacyNoticeId`, `privacyNoticeRevision` (those in force; a differing
+//! client value is 422 `evidence_mismatch`), `receivedDate` (its clock) and
+//! `withdrawalDate`; a client-written `acceptanceDate` lies within the
+//! clock skew of now and of the revision, and `expiredDate` is
+//! `acceptanceDate` + lifespan. An acceptance is created `ACCEPTED` and
+//! only moves to `WITHDRAWN`; an edit changes `status` that way and
+//! `note`, and keeps every other attribute (422 `immutable` when the body
+//! differs) — the exception to "a PUT nulls what its body leaves out", so
+//! that an edit cannot erase evidence and a `GET` shows what is enforced.
 //!
-//! **to-accept** lists each `PUBLISHED` consent of the application unless
-//! the subject has an acceptance that is `ACCEPTED`, of the consent's
-//! current revision and not expired; each entry has a [`Reason`]: `NEW`
-//! (never accepted), else from the acceptance whose status changed last:
-//! `WITHDRAWN`, `NEW_REVISION` (another revision), `EXPIRED`.
+//! **to-accept** lists each offered consent of the application unless the
+//! subject has an acceptance, naming that application, that is `ACCEPTED`,
+//! not expired, and pins the consent's current revision and its notice's
+//! current revision; each entry has a [`Reason`]: `NEW` (never accepted),
+//! else from the acceptance whose status changed last: `WITHDRAWN`,
+//! `NEW_REVISION` (another consent revision), `NEW_NOTICE_REVISION`
+//! (another notice revision), `EXPIRED`.
 //!
 //! **Purpose flags**: the latest event for (subject, application, purpose)
 //! — a purpose acceptance or withdrawal, or a status change of an
-//! acceptance (of any consent of the application) that lists the purpose —
-//! decides: accepted and not expired. Withdrawing an acceptance through the
-//! content store therefore withdraws its purposes. A purpose acceptance
-//! expires by the lifespan of the first `PUBLISHED` consent (in creation
-//! order) listing the code; withdrawing is always possible, idempotent,
-//! and allowed for purposes of consents of any status (withdrawal must be
-//! as easy as giving).
+//! acceptance (of any consent of the application, naming that application)
+//! that lists the purpose — decides: accepted and not expired. Withdrawing
+//! an acceptance through the content store therefore withdraws its
+//! purposes. The options list the purposes of offered consents; a purpose
+//! acceptance needs one and expires by the lifespan of the first (in
+//! creation order) listing the code; withdrawing is always possible,
+//! idempotent, and allowed for purposes of consents of any status
+//! (withdrawal must be as easy as giving).
 //!
 //! **Purpose catalogue**: `svc-purpose-v1` entries (`code`, `nameEn`,
 //! `nameTh`) name purposes; when several share a code, the most recently
 //! modified wins; no entry gives empty strings.
 //!
 //! **Content store.** `POST` creates, `PUT` replaces the whole `data`
-//! (attributes of the current version missing from the body become `null`;
-//! required ones missing are 422, each listed as `data.<attr>`); the forms
-//! and required fields are the spec's tables ([`validate`]). Unknown type:
-//! 404 `content_type_not_found`; unknown id: 404 `content_not_found`.
-//! Lists: see [`query`] — exact filters (contains for arrays; numbers by
-//! value, booleans as `true`/`false`), AND-ed; zero-based `page`; `size`
-//! 1–1000 (default 20; else 400 `invalid_page_size`); multi-key sort with
-//! nulls last; unknown parameters are 400. Envelopes: `contentType` has
-//! `id` = `alias` = the type name, `name` a human name, `searchEngine`
-//! null.
+//! (attributes of the current version missing from the body become `null`,
+//! except an acceptance's evidence; required ones missing are 422, each
+//! listed as `data.<attr>`); the forms and required fields are the spec's
+//! tables ([`validate`]). Unknown type: 404 `content_type_not_found`;
+//! unknown id: 404 `content_not_found`. Lists: see [`query`] — exact
+//! filters (contains for arrays; numbers by value, booleans as
+//! `true`/`false`, timestamps as instants), AND-ed; zero-based `page`;
+//! `size` 1–1000 (default 20; else 400 `invalid_page_size`); multi-key sort
+//! with nulls last; unknown parameters are 400. Envelopes: `contentType`
+//! has `id` = `alias` = the type name, `name` a human name, `searchEngine`
+//! null. Every input has a byte limit ([`crate::limits`]).
 //!
 //! **Errors**: validation is 422 with every problem, each with a field path
-//! and a stable code ([`validate`]); not found is 404 with
+//! and a stable code ([`validate`], [`integrity`]); not found is 404 with
 //! `consent_not_found`, `privacy_notice_not_found`, `purpose_not_found`,
 //! `content_not_found`, `content_type_not_found`. The crate does not log:
 //! what to log about personal data is the HTTP layer's decision.
 //!
 //! **Concurrency.** Each store call is atomic. A replace is appended only
-//! if the current version is still the one validated (retried a few times,
-//! then 409 `stale_version`). Acceptances and purpose events are single
-//! appends; the dates a withdrawal copies from the grant it ends are read
-//! just before (informational — the flags come from the event order).
+//! if the current version is still the one validated; one that names no
+//! version is validated again on the newer version and appended after it
+//! (last writer wins, both kept), one that names a version
+//! ([`ConsentService::replace_content_if`]) gets 409 `stale_version`.
+//! Acceptances and purpose events are single appends; the dates a
+//! withdrawal copies from the grant it ends are read just before
+//! (informational — the flags come from the event order).
+//!
+//! **Records from before these rules** are reported by
+//! [`ConsentService::check_records`], never rewritten.
 //!
 //! # Example
 //!
@@ -137,7 +155,9 @@
 //! # }).unwrap();
 //! ```
 
+pub mod check;
 pub mod content;
+pub mod integrity;
 pub mod model;
 pub mod query;
 pub mod rules;

@@ -60,6 +60,9 @@ pub enum Reason {
     New,
     /// The subject accepted an earlier revision.
     NewRevision,
+    /// The subject accepted this revision of the consent, but its privacy
+    /// notice has a new revision since.
+    NewNoticeRevision,
     /// The subject's acceptance of this revision has expired.
     Expired,
     /// The subject's latest acceptance was withdrawn.

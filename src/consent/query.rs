@@ -17,7 +17,15 @@
 //!
 //! # Filter `data.a=v` matches when the attribute value `x` is
 //!
-//! - a string equal to `v` (exact, case-sensitive);
+//! - a string equal to `v` (exact, case-sensitive), or, when `v` is an
+//!   RFC 3339 timestamp, a string equal to that instant in the form
+//!   timestamps of `data` are stored in ([`format_time`](super::format_time)): the same
+//!   instant written with any offset or precision finds the same records
+//!   (`2026-01-01T10:00:00+07:00`, `2026-01-01T03:00:00Z` and
+//!   `2026-01-01T03:00:00.000Z` all find `acceptanceDate`
+//!   `2026-01-01T03:00:00.000000Z`; digits below the microsecond are
+//!   dropped, as on write; a `+` sent unencoded in a URL, which arrives as
+//!   a space, is read as `+`);
 //! - a number and `v` is a plain decimal (`-?[0-9]+(\.[0-9]+)?`) of the same
 //!   numeric value (`2` matches `2` and `2.0`);
 //! - a boolean and `v` is `true` / `false` accordingly;
@@ -371,9 +379,35 @@ fn number_decimal(n: &serde_json::Number) -> Option<Decimal> {
     crate::wire::parse_decimal(&n.to_string())
 }
 
-fn scalar_matches(stored: &Value, wanted: &str) -> bool {
+/// The stored form of the instant a filter value names, when it is an
+/// RFC 3339 timestamp and that form is another text (see the module docs).
+/// Timestamps of the content types' own attributes are stored in this form
+/// ([`format_time`](super::content::format_time)); extra attributes keep
+/// the text they were sent with, and match that text.
+///
+/// A `+` written unencoded in a query string arrives as a space (form
+/// encoding), so `…T10:00:00 07:00` is read as `…T10:00:00+07:00`: no
+/// timestamp has a space there.
+pub(crate) fn instant_text(wanted: &str) -> Option<String> {
+    // An RFC 3339 timestamp is short; anything longer is not one.
+    if wanted.len() > 64 {
+        return None;
+    }
+    let parsed = super::content::parse_time(wanted).or_else(|| {
+        let (time, offset) = wanted.rsplit_once(' ')?;
+        let offset_like = offset.len() == 5 && offset.as_bytes()[2] == b':';
+        (offset_like && time.contains('T'))
+            .then(|| super::content::parse_time(&format!("{time}+{offset}")))
+            .flatten()
+    });
+    parsed
+        .map(super::content::format_time)
+        .filter(|t| t != wanted)
+}
+
+fn scalar_matches(stored: &Value, wanted: &str, instant: Option<&str>) -> bool {
     match stored {
-        Value::String(text) => text == wanted,
+        Value::String(text) => text == wanted || instant == Some(text.as_str()),
         Value::Number(number) => {
             let (have, want) = (number_decimal(number), plain_decimal(wanted));
             have.is_some() && have == want
@@ -384,9 +418,11 @@ fn scalar_matches(stored: &Value, wanted: &str) -> bool {
 }
 
 fn filter_matches(data: &Map<String, Value>, f: &ContentFilter) -> bool {
+    let instant = instant_text(&f.value);
+    let instant = instant.as_deref();
     match data.get(&f.attribute) {
-        Some(Value::Array(items)) => items.iter().any(|x| scalar_matches(x, &f.value)),
-        Some(x) => scalar_matches(x, &f.value),
+        Some(Value::Array(items)) => items.iter().any(|x| scalar_matches(x, &f.value, instant)),
+        Some(x) => scalar_matches(x, &f.value, instant),
         None => false,
     }
 }
@@ -433,149 +469,5 @@ fn compare_key(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::consent::ContentType;
-    use crate::ErrorKind;
-    use chrono::DateTime;
-    use serde_json::json;
-
-    fn parse(q: &[(&str, &str)]) -> Result<ContentQuery> {
-        ContentQuery::from_pairs(q.iter().copied())
-    }
-
-    #[allow(clippy::needless_pass_by_value)]
-    fn rec(id: &str, data: Value) -> ContentRecord {
-        ContentRecord {
-            id: id.into(),
-            project_id: "p".into(),
-            content_type: ContentType::Consent,
-            version: 1,
-            seq: 1,
-            created_by: "a".into(),
-            last_modified_by: "a".into(),
-            created_date: DateTime::UNIX_EPOCH,
-            last_modified_date: DateTime::UNIX_EPOCH,
-            data: data.as_object().cloned().unwrap_or_default(),
-        }
-    }
-
-    #[test]
-    fn parses_every_parameter() {
-        let q = parse(&[
-            ("data.status", "PUBLISHED"),
-            ("data.purposes", "marketing"),
-            ("page", "2"),
-            ("size", "50"),
-            ("sort", "data.revision,desc"),
-            ("sort", "data.name"),
-        ])
-        .unwrap();
-        assert_eq!(
-            q,
-            ContentQuery::default()
-                .with_filter("status", "PUBLISHED")
-                .with_filter("purposes", "marketing")
-                .with_page(2, 50)
-                .with_sort("revision", SortDirection::Desc)
-                .with_sort("name", SortDirection::Asc)
-        );
-        assert_eq!(parse(&[]).unwrap(), ContentQuery::default());
-        assert_eq!(ContentQuery::default().size, 20);
-    }
-
-    #[test]
-    fn rejects_bad_values_with_400_and_lists_all() {
-        for (pairs, code) in [
-            (&[("size", "0")][..], "invalid_page_size"),
-            (&[("size", "1001")][..], "invalid_page_size"),
-            (&[("size", "ten")][..], "invalid_page_size"),
-            (&[("page", "-1")][..], "invalid_page"),
-            (&[("sort", "name")][..], "invalid_sort"),
-            (&[("sort", "data.name,up")][..], "invalid_sort"),
-            (&[("data.a-b", "x")][..], "invalid_filter"),
-            (&[("data.", "x")][..], "invalid_filter"),
-            (&[("date.status", "x")][..], "unknown_parameter"),
-            (&[("page", "1"), ("page", "2")][..], "duplicate_parameter"),
-        ] {
-            let err = parse(pairs).unwrap_err();
-            assert_eq!(err.kind(), ErrorKind::BadRequest, "{pairs:?}");
-            assert_eq!(err.code(), code, "{pairs:?}");
-        }
-        let err = parse(&[("size", "0"), ("page", "x"), ("sort", "y")]).unwrap_err();
-        assert_eq!(err.fields().len(), 3);
-        assert!(parse(&[("size", "1000"), ("size", "1")]).is_err());
-        assert!(parse(&[("size", "1000")]).is_ok());
-        let many: Vec<(&str, &str)> = (0..=MAX_FILTERS).map(|_| ("data.a", "1")).collect();
-        assert_eq!(parse(&many).unwrap_err().code(), "too_many_filters");
-    }
-
-    #[test]
-    fn check_catches_hand_built_queries() {
-        assert!(ContentQuery::default().check().is_ok());
-        assert_eq!(
-            ContentQuery::default()
-                .with_page(0, 0)
-                .check()
-                .unwrap_err()
-                .code(),
-            "invalid_page_size"
-        );
-        assert_eq!(
-            ContentQuery::default()
-                .with_filter("x') OR 1=1 --", "1")
-                .check()
-                .unwrap_err()
-                .code(),
-            "invalid_filter"
-        );
-    }
-
-    #[test]
-    fn filter_semantics() {
-        let r = rec(
-            "1",
-            json!({"s": "PUBLISHED", "n": 2, "f": 2.5, "b": true, "arr": ["a", "b", 3],
-                   "nul": null, "obj": {"s": "PUBLISHED"}, "empty": ""}),
-        );
-        let m = |a: &str, v: &str| ContentQuery::default().with_filter(a, v).matches(&r);
-        assert!(m("s", "PUBLISHED"));
-        assert!(!m("s", "published"));
-        assert!(m("n", "2") && m("n", "2.0") && m("n", "2.00"));
-        assert!(!m("n", " 2") && !m("n", "2e0") && !m("n", "+2"));
-        assert!(m("f", "2.5") && !m("f", "2.50001"));
-        assert!(m("b", "true") && !m("b", "True") && !m("b", "1"));
-        assert!(m("arr", "a") && m("arr", "3") && !m("arr", "c"));
-        assert!(!m("nul", "null") && !m("nul", "") && !m("missing", ""));
-        assert!(!m("obj", "PUBLISHED"));
-        assert!(m("empty", ""));
-        let both = ContentQuery::default()
-            .with_filter("arr", "a")
-            .with_filter("arr", "b");
-        assert!(both.matches(&r));
-        assert!(!both.with_filter("s", "DRAFT").matches(&r));
-    }
-
-    #[test]
-    fn sort_semantics_nulls_last_both_ways() {
-        let rs = vec![
-            rec("a", json!({"v": "b"})),
-            rec("b", json!({"v": null})),
-            rec("c", json!({"v": 10})),
-            rec("d", json!({"v": 9.5})),
-            rec("e", json!({"v": true})),
-            rec("f", json!({})),
-            rec("g", json!({"v": "B"})),
-            rec("h", json!({"v": false})),
-            rec("i", json!({"v": ["x"]})),
-        ];
-        let order = |dir| {
-            let q = ContentQuery::default().with_sort("v", dir);
-            let mut v = rs.clone();
-            v.sort_by(|a, b| q.compare(a, b));
-            v.into_iter().map(|r| r.id).collect::<String>()
-        };
-        assert_eq!(order(SortDirection::Asc), "dcgahebfi");
-        assert_eq!(order(SortDirection::Desc), "ehagcdbfi");
-    }
-}
+#[path = "query_tests.rs"]
+mod tests;

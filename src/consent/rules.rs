@@ -9,7 +9,8 @@
 //! state at `t` only sees records recorded at or before `t`. Dates written
 //! by clients (`acceptanceDate`, `withdrawalDate`) are kept as evidence but
 //! never reorder history; `expiredDate` decides expiry: a grant is in force
-//! at `t` while `expiredDate` is `null` or after `t`.
+//! at `t` while `expiredDate` is `null` or after `t`. (What clients may
+//! write at all is [`super::integrity`]'s part.)
 //!
 //! # An acceptance at `t`
 //!
@@ -17,9 +18,13 @@
 //! folds its versions recorded up to `t`: the status is the latest
 //! version's; every other fact (purposes, `expiredDate`, the pins
 //! `consentRevision`, `privacyNoticeId`, `privacyNoticeRevision`, …) is its
-//! **latest non-null value**, because a content-store PUT nulls what its
-//! body leaves out, and the update form leaves out exactly those facts — a
-//! withdrawal must not erase what had been granted. The acceptance's
+//! **latest non-null value**. An edit keeps every such fact
+//! ([`super::integrity::acceptance_update`]), so for every record written
+//! by this crate that is simply the current version's value — what a `GET`
+//! shows. The fold also reads records that earlier versions of the crate
+//! wrote, when an edit in the update form nulled those facts, as what had
+//! been granted (a withdrawal must not erase it); [`super::check`] reports
+//! such records. The acceptance's
 //! *status changes* (its creation, and each version whose status differs
 //! from the previous one) are its events; a PUT that only edits the note is
 //! not an event.
@@ -31,9 +36,10 @@ use std::hash::BuildHasher;
 use chrono::{DateTime, Duration, Utc};
 
 use super::content::{get_i64, get_str, get_string, get_strings, get_time, ContentRecord};
+use super::integrity;
 use super::model::{
     AcceptanceStatus, AgreedConsent, AgreedPurpose, Consent, GrantSource, HistoryEntry,
-    PurposeEvent, PurposeName, PurposeOption, Reason, SubjectState, ToAccept,
+    PrivacyNotice, PurposeEvent, PurposeName, PurposeOption, Reason, SubjectState, ToAccept,
 };
 
 /// When an acceptance made at `at` expires: `lifespan` whole days later;
@@ -81,6 +87,8 @@ pub struct AcceptanceVersion {
     pub privacy_notice_id: Option<String>,
     /// `privacyNoticeRevision`.
     pub privacy_notice_revision: Option<i64>,
+    /// `consentApplication` (or the update form's `application`).
+    pub consent_application: Option<String>,
 }
 
 impl AcceptanceVersion {
@@ -102,6 +110,8 @@ impl AcceptanceVersion {
             consent_revision: get_i64(d, "consentRevision"),
             privacy_notice_id: get_string(d, "privacyNoticeId"),
             privacy_notice_revision: get_i64(d, "privacyNoticeRevision"),
+            consent_application: get_string(d, "consentApplication")
+                .or_else(|| get_string(d, "application")),
         }
     }
 }
@@ -140,6 +150,8 @@ pub struct AcceptanceState {
     pub privacy_notice_id: Option<String>,
     /// Latest non-null `privacyNoticeRevision`.
     pub privacy_notice_revision: Option<i64>,
+    /// Latest non-null `consentApplication`.
+    pub consent_application: Option<String>,
     /// Its status changes, oldest first (never empty).
     pub changes: Vec<StatusChange>,
 }
@@ -148,6 +160,13 @@ impl AcceptanceState {
     /// Whether it grants its consent at `t`.
     pub fn in_force(&self, t: DateTime<Utc>) -> bool {
         self.status == AcceptanceStatus::Accepted && !is_expired(self.expired_date, t)
+    }
+
+    /// Whether it counts in application `app`: an acceptance counts only
+    /// in the application it names (one recorded without a name counts in
+    /// the application of its consent).
+    pub fn counts_in(&self, app: &str) -> bool {
+        self.consent_application.as_deref().is_none_or(|a| a == app)
     }
 
     /// Its latest status change.
@@ -188,6 +207,9 @@ pub fn acceptances_at(versions: &[AcceptanceVersion], t: DateTime<Utc>) -> Vec<A
                     s.privacy_notice_id.clone_from(&v.privacy_notice_id);
                 }
                 s.privacy_notice_revision = v.privacy_notice_revision.or(s.privacy_notice_revision);
+                if v.consent_application.is_some() {
+                    s.consent_application.clone_from(&v.consent_application);
+                }
             }
             _ => out.push(AcceptanceState {
                 id: v.id.clone(),
@@ -200,6 +222,7 @@ pub fn acceptances_at(versions: &[AcceptanceVersion], t: DateTime<Utc>) -> Vec<A
                 purposes: v.purposes.clone().unwrap_or_default(),
                 privacy_notice_id: v.privacy_notice_id.clone(),
                 privacy_notice_revision: v.privacy_notice_revision,
+                consent_application: v.consent_application.clone(),
                 changes: vec![StatusChange {
                     at: v.recorded_at,
                     seq: v.seq,
@@ -216,26 +239,45 @@ pub fn acceptances_at(versions: &[AcceptanceVersion], t: DateTime<Utc>) -> Vec<A
     out
 }
 
-/// Why `consent` is still to accept, given the subject's acceptances at
-/// `now` (of any consent); `None` when an acceptance of its current
-/// revision is in force.
+/// The privacy notice of `consent` among `notices`.
+pub fn notice_of<'a>(consent: &Consent, notices: &'a [PrivacyNotice]) -> Option<&'a PrivacyNotice> {
+    notices.iter().find(|n| n.id == consent.privacy_notice_ref)
+}
+
+/// Whether `a` pins what `consent` currently shows: its revision, its
+/// privacy notice and that notice's current revision.
+fn is_current(a: &AcceptanceState, consent: &Consent, notice: Option<&PrivacyNotice>) -> bool {
+    a.consent_revision == Some(consent.revision) && shows_notice(a, consent, notice)
+}
+
+fn shows_notice(a: &AcceptanceState, consent: &Consent, notice: Option<&PrivacyNotice>) -> bool {
+    a.privacy_notice_id.as_deref() == Some(consent.privacy_notice_ref.as_str())
+        && a.privacy_notice_revision == notice.map(|n| n.revision)
+}
+
+/// Why `consent` (with its privacy notice `notice`) is still to accept,
+/// given the subject's acceptances at `now` (of any consent); `None` when
+/// an acceptance in force pins the consent's current revision and its
+/// notice's current revision. Only acceptances that name the consent's
+/// application count.
 ///
 /// The reason comes from the acceptance of this consent whose status
-/// changed last: withdrawn → `WITHDRAWN`; of another revision →
-/// `NEW_REVISION`; else `EXPIRED`. No acceptance at all → `NEW`.
+/// changed last: withdrawn → `WITHDRAWN`; of another consent revision →
+/// `NEW_REVISION`; of another notice revision → `NEW_NOTICE_REVISION`;
+/// else `EXPIRED`. No acceptance at all → `NEW`.
 pub fn reason(
     consent: &Consent,
+    notice: Option<&PrivacyNotice>,
     acceptances: &[AcceptanceState],
     now: DateTime<Utc>,
 ) -> Option<Reason> {
     let mine: Vec<&AcceptanceState> = acceptances
         .iter()
-        .filter(|a| a.consent_id == consent.id)
+        .filter(|a| a.consent_id == consent.id && a.counts_in(&consent.application))
         .collect();
-    let current = Some(consent.revision);
     if mine
         .iter()
-        .any(|a| a.in_force(now) && a.consent_revision == current)
+        .any(|a| a.in_force(now) && is_current(a, consent, notice))
     {
         return None;
     }
@@ -244,25 +286,32 @@ pub fn reason(
     };
     Some(if latest.status != AcceptanceStatus::Accepted {
         Reason::Withdrawn
-    } else if latest.consent_revision != current {
+    } else if latest.consent_revision != Some(consent.revision) {
         Reason::NewRevision
+    } else if !shows_notice(latest, consent, notice) {
+        Reason::NewNoticeRevision
     } else {
         Reason::Expired
     })
 }
 
-/// The to-accept list: every `PUBLISHED` consent among `consents` (in their
-/// order) that [`reason`] lists.
+/// The to-accept list: every offered consent among `consents` (in their
+/// order; `PUBLISHED` with a `PUBLISHED` notice among `notices`, see
+/// [`integrity::is_offered`]) that [`reason`] lists.
 pub fn to_accept(
     consents: &[Consent],
+    notices: &[PrivacyNotice],
     acceptances: &[AcceptanceState],
     now: DateTime<Utc>,
 ) -> Vec<ToAccept> {
     consents
         .iter()
-        .filter(|c| c.is_published())
         .filter_map(|c| {
-            reason(c, acceptances, now).map(|reason| ToAccept {
+            let notice = notice_of(c, notices);
+            if !integrity::is_offered(c, notice) {
+                return None;
+            }
+            reason(c, notice, acceptances, now).map(|reason| ToAccept {
                 consent: c.clone(),
                 reason,
             })
@@ -319,7 +368,10 @@ pub fn purpose_timeline<H: BuildHasher>(
         })
         .collect();
     for a in acceptances {
-        if !app_consents.contains(a.consent_id.as_str()) || !a.purposes.iter().any(|p| p == code) {
+        if !app_consents.contains(a.consent_id.as_str())
+            || !a.counts_in(app)
+            || !a.purposes.iter().any(|p| p == code)
+        {
             continue;
         }
         marks.extend(a.changes.iter().map(|c| PurposeMark {
@@ -350,25 +402,30 @@ pub fn latest_grant(timeline: &[PurposeMark]) -> Option<&PurposeMark> {
 }
 
 /// The consent whose lifespan a purpose acceptance uses: the first
-/// `PUBLISHED` consent (in the given order) that lists `code`.
-pub fn owning_consent<'a>(consents: &'a [Consent], code: &str) -> Option<&'a Consent> {
-    consents
-        .iter()
-        .find(|c| c.is_published() && c.purposes.iter().any(|p| p == code))
+/// offered consent (in the given order) that lists `code`.
+pub fn owning_consent<'a>(
+    consents: &'a [Consent],
+    notices: &[PrivacyNotice],
+    code: &str,
+) -> Option<&'a Consent> {
+    consents.iter().find(|c| {
+        integrity::is_offered(c, notice_of(c, notices)) && c.purposes.iter().any(|p| p == code)
+    })
 }
 
 fn consent_ids(consents: &[Consent]) -> HashSet<&str> {
     consents.iter().map(|c| c.id.as_str()).collect()
 }
 
-/// The purpose options: one entry per purpose code of each `PUBLISHED`
-/// consent among `consents` (all consents of `app`, in order), with the
-/// flag of [`purpose_granted`] at `now` and the catalogue names (`names`
-/// in modification order: a later entry for a code wins; empty strings when
-/// absent).
+/// The purpose options: one entry per purpose code of each offered
+/// consent among `consents` (all consents of `app`, in order; see
+/// [`to_accept`]), with the flag of [`purpose_granted`] at `now` and the
+/// catalogue names (`names` in modification order: a later entry for a
+/// code wins; empty strings when absent).
 pub fn purpose_options(
     app: &str,
     consents: &[Consent],
+    notices: &[PrivacyNotice],
     acceptances: &[AcceptanceState],
     events: &[PurposeEvent],
     names: &[PurposeName],
@@ -377,7 +434,10 @@ pub fn purpose_options(
     let ids = consent_ids(consents);
     let names: HashMap<&str, &PurposeName> = names.iter().map(|n| (n.code.as_str(), n)).collect();
     let mut out = Vec::new();
-    for c in consents.iter().filter(|c| c.is_published()) {
+    for c in consents
+        .iter()
+        .filter(|c| integrity::is_offered(c, notice_of(c, notices)))
+    {
         for code in &c.purposes {
             let timeline = purpose_timeline(app, code, &ids, acceptances, events, now);
             let name = names.get(code.as_str());
@@ -413,7 +473,7 @@ pub fn state_at(
     for c in consents {
         let best = acceptances
             .iter()
-            .filter(|a| a.consent_id == c.id && a.in_force(t))
+            .filter(|a| a.consent_id == c.id && a.counts_in(app) && a.in_force(t))
             .max_by_key(|a| a.last_change());
         if let Some(a) = best {
             agreed.push(AgreedConsent {
@@ -441,7 +501,7 @@ pub fn state_at(
     codes.extend(
         acceptances
             .iter()
-            .filter(|a| ids.contains(a.consent_id.as_str()))
+            .filter(|a| ids.contains(a.consent_id.as_str()) && a.counts_in(app))
             .flat_map(|a| a.purposes.iter().map(String::as_str)),
     );
     let mut purposes = Vec::new();

@@ -1,10 +1,22 @@
 use super::*;
-use crate::consent::ConsentStatus;
+use crate::consent::{ConsentStatus, NoticeStatus};
 use chrono::TimeZone;
 use proptest::prelude::*;
 
 fn t(h: i64) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap() + Duration::hours(h)
+}
+
+/// The privacy notice `pn` at `revision`.
+fn notice(revision: i64, status: NoticeStatus) -> PrivacyNotice {
+    PrivacyNotice {
+        id: "pn".into(),
+        name: "Notice".into(),
+        description_en: None,
+        description_th: None,
+        status,
+        revision,
+    }
 }
 
 fn consent(id: &str, revision: i64, purposes: &[&str]) -> Consent {
@@ -58,6 +70,7 @@ impl Log {
             consent_revision: Some(rev),
             privacy_notice_id: Some("pn".into()),
             privacy_notice_revision: Some(3),
+            consent_application: Some("app".into()),
         });
     }
 
@@ -108,8 +121,13 @@ impl Log {
         });
     }
 
+    /// The reason with the notice at the revision the log's acceptances pin.
     fn reason(&self, c: &Consent, now: i64) -> Option<Reason> {
-        reason(c, &acceptances_at(&self.versions, t(now)), t(now))
+        self.reason_with(c, &notice(3, NoticeStatus::Published), now)
+    }
+
+    fn reason_with(&self, c: &Consent, n: &PrivacyNotice, now: i64) -> Option<Reason> {
+        reason(c, Some(n), &acceptances_at(&self.versions, t(now)), t(now))
     }
 
     fn flag(&self, consents: &[Consent], code: &str, now: i64) -> bool {
@@ -186,13 +204,73 @@ fn reasons() {
 }
 
 #[test]
-fn to_accept_lists_only_published() {
+fn a_new_notice_revision_reoffers() {
+    let c = consent("c", 1, &["x"]);
+    let mut log = Log::default();
+    log.accept("a", "c", 1, &["x"], 1, None);
+    assert_eq!(
+        log.reason_with(&c, &notice(3, NoticeStatus::Published), 2),
+        None
+    );
+    assert_eq!(
+        log.reason_with(&c, &notice(4, NoticeStatus::Published), 2),
+        Some(Reason::NewNoticeRevision)
+    );
+    let mut moved = c.clone();
+    moved.privacy_notice_ref = "pn-2".into();
+    let mut other = notice(3, NoticeStatus::Published);
+    other.id = "pn-2".into();
+    assert_eq!(
+        log.reason_with(&moved, &other, 2),
+        Some(Reason::NewNoticeRevision),
+        "another notice"
+    );
+    assert_eq!(
+        log.reason_with(
+            &consent("c", 2, &["x"]),
+            &notice(4, NoticeStatus::Published),
+            2
+        ),
+        Some(Reason::NewRevision),
+        "the consent's revision first"
+    );
+}
+
+#[test]
+fn an_acceptance_counts_only_in_the_application_it_names() {
+    let c = consent("c", 1, &["x"]);
+    let mut log = Log::default();
+    log.accept("a", "c", 1, &["x"], 1, None);
+    log.versions[0].consent_application = Some("other-app".into());
+    assert_eq!(log.reason(&c, 2), Some(Reason::New));
+    assert!(!log.flag(std::slice::from_ref(&c), "x", 2));
+    log.versions[0].consent_application = None;
+    assert_eq!(
+        log.reason(&c, 2),
+        None,
+        "unnamed: its consent's application"
+    );
+}
+
+#[test]
+fn to_accept_lists_only_offered() {
     let mut archived = consent("c2", 1, &["x"]);
     archived.status = ConsentStatus::Archived;
-    let list = to_accept(&[consent("c1", 1, &["x"]), archived], &[], t(0));
+    let mut orphan = consent("c3", 1, &["x"]);
+    orphan.privacy_notice_ref = "missing".into();
+    let consents = [consent("c1", 1, &["x"]), archived, orphan];
+    let list = to_accept(&consents, &[notice(1, NoticeStatus::Published)], &[], t(0));
     assert_eq!(list.len(), 1);
     assert_eq!(list[0].consent.id, "c1");
     assert_eq!(list[0].reason, Reason::New);
+    for status in [NoticeStatus::Draft, NoticeStatus::Archived] {
+        assert!(
+            to_accept(&consents, &[notice(1, status.clone())], &[], t(0)).is_empty(),
+            "{status}"
+        );
+        let options = purpose_options("app", &consents, &[notice(1, status)], &[], &[], &[], t(0));
+        assert!(options.is_empty());
+    }
 }
 
 #[test]

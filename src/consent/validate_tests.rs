@@ -188,11 +188,13 @@ fn cases() {
             with(acceptance(), &json!({"acceptanceDate": "yesterday"})),
             &["data.acceptanceDate:invalid_timestamp"],
         ),
+        // The server sets withdrawalDate (see integrity); a create is
+        // ACCEPTED, which integrity checks with the consent in force.
         (
             A,
             Create,
             with(acceptance(), &json!({"status": "WITHDRAWN"})),
-            &["data.withdrawalDate:required"],
+            &[],
         ),
         (
             A,
@@ -204,13 +206,22 @@ fn cases() {
             &["data.withdrawalDate:inconsistent"],
         ),
         (
+            N,
+            Create,
+            json!({"name": "PN", "revision": 0, "status": "DRAFT"}),
+            &["data.revision:out_of_range"],
+        ),
+        (
             A,
             Create,
             with(
                 acceptance(),
-                &json!({"expiredDate": "2025-01-01T00:00:00Z"}),
+                &json!({"consentRevision": 0, "receivedDate": "now"}),
             ),
-            &["data.expiredDate:invalid_value"],
+            &[
+                "data.consentRevision:out_of_range",
+                "data.receivedDate:invalid_timestamp",
+            ],
         ),
         (
             A,
@@ -230,7 +241,6 @@ fn cases() {
                 "data.application:required",
                 "data.acceptanceDate:required",
                 "data.note:required",
-                "data.withdrawalDate:required",
             ],
         ),
         (A, Update, acceptance(), &["data.application:required"]),
@@ -248,6 +258,113 @@ fn cases() {
             "case {i}: {t} {form:?} {data}"
         );
     }
+}
+
+/// Each limit of `crate::limits`: the boundary passes, one byte more is
+/// `too_long` at the field.
+#[test]
+fn lengths_at_the_boundary() {
+    use crate::limits::*;
+    let cases: Vec<(ContentType, Value, &str, usize)> = vec![
+        (A, acceptance(), "dataSubject", MAX_SUBJECT_LEN),
+        (A, acceptance(), "consentApplication", MAX_APP_LEN),
+        (A, acceptance(), "consentId", MAX_CONTENT_ID_LEN),
+        (A, acceptance(), "note", MAX_NOTE_LEN),
+        (A, acceptance(), "userAgent", MAX_DEVICE_FIELD_LEN),
+        (A, acceptance(), "deviceFingerprintId", MAX_DEVICE_FIELD_LEN),
+        (A, acceptance(), "device", MAX_DEVICE_FIELD_LEN),
+        (A, acceptance(), "privacyNoticeId", MAX_CONTENT_ID_LEN),
+        (C, consent(), "name", MAX_CONTENT_NAME_LEN),
+        (C, consent(), "application", MAX_APP_LEN),
+        (C, consent(), "privacyNoticeRef", MAX_CONTENT_ID_LEN),
+        (C, consent(), "descriptionTh", MAX_DESCRIPTION_LEN),
+        (C, consent(), "ref2", MAX_CONTENT_NAME_LEN),
+        (P, json!({"code": "x"}), "code", MAX_PURPOSE_CODE_LEN),
+        (P, json!({"code": "x"}), "nameTh", MAX_CONTENT_NAME_LEN),
+        // Indexed names are bounded in every type, also as extras.
+        (
+            N,
+            json!({"name": "PN", "revision": 1, "status": "DRAFT"}),
+            "dataSubject",
+            MAX_SUBJECT_LEN,
+        ),
+        (
+            N,
+            json!({"name": "PN", "revision": 1, "status": "DRAFT"}),
+            "application",
+            MAX_APP_LEN,
+        ),
+        (A, acceptance(), "code", MAX_PURPOSE_CODE_LEN),
+    ];
+    for (t, base, field, max) in cases {
+        for (len, expected) in [
+            (max, vec![]),
+            (max + 1, vec![format!("data.{field}:too_long")]),
+        ] {
+            let data = with(
+                base.clone(),
+                &json!({ field: "é".repeat(len / 2) + &"x".repeat(len % 2) }),
+            );
+            assert_eq!(problems(t, Create, &data), expected, "{t} {field} {len}");
+        }
+    }
+    // A purpose code inside a list, extras as JSON text, their number and
+    // the length of their names.
+    let codes = |n: usize| json!({"purposes": ["a", "b".repeat(n)]});
+    assert!(problems(C, Create, &with(consent(), &codes(MAX_PURPOSE_CODE_LEN))).is_empty());
+    assert_eq!(
+        problems(
+            C,
+            Create,
+            &with(consent(), &codes(MAX_PURPOSE_CODE_LEN + 1))
+        ),
+        ["data.purposes[1]:too_long"]
+    );
+    let extra = |n: usize| json!({"extra": "x".repeat(n - 2)});
+    assert!(problems(C, Create, &with(consent(), &extra(MAX_EXTRA_ATTRIBUTE_LEN))).is_empty());
+    assert_eq!(
+        problems(
+            C,
+            Create,
+            &with(consent(), &extra(MAX_EXTRA_ATTRIBUTE_LEN + 1))
+        ),
+        ["data.extra:too_long"]
+    );
+    let extras = |n: usize| Value::Object((0..n).map(|i| (format!("x{i}"), json!(i))).collect());
+    assert!(problems(C, Create, &with(consent(), &extras(MAX_EXTRA_ATTRIBUTES))).is_empty());
+    assert_eq!(
+        problems(
+            C,
+            Create,
+            &with(consent(), &extras(MAX_EXTRA_ATTRIBUTES + 1))
+        ),
+        ["data:too_many"]
+    );
+    let name = |n: usize| json!({ "n".repeat(n): 1 });
+    assert!(problems(C, Create, &with(consent(), &name(MAX_ATTRIBUTE_NAME_LEN))).is_empty());
+    assert_eq!(
+        problems(
+            C,
+            Create,
+            &with(consent(), &name(MAX_ATTRIBUTE_NAME_LEN + 1))
+        ),
+        ["data:too_long"]
+    );
+    let (_, p) = content_data(
+        A,
+        Create,
+        &with(
+            acceptance(),
+            &json!({"acceptanceDate": "9".repeat(100_000)}),
+        ),
+    );
+    let f = &p.into_fields()[0];
+    assert_eq!(f.code, "invalid_timestamp");
+    assert!(
+        f.message.len() < 200,
+        "a long value is not echoed: {}",
+        f.message
+    );
 }
 
 #[test]
@@ -279,6 +396,7 @@ fn normalises_timestamps_and_whole_numbers_and_keeps_extras() {
 
 #[test]
 fn requests() {
+    use crate::limits::{MAX_APP_LEN, MAX_NOTE_LEN, MAX_PURPOSE_CODE_LEN, MAX_SUBJECT_LEN};
     let codes = |p: Problems| -> Vec<String> {
         p.into_fields()
             .into_iter()
@@ -319,5 +437,38 @@ fn requests() {
     assert_eq!(
         codes(subject_query("", " ")),
         ["app:required", "dataSubject:required"]
+    );
+    let long = |n: usize| "x".repeat(n);
+    assert!(codes(subject_query(&long(MAX_APP_LEN), &long(MAX_SUBJECT_LEN))).is_empty());
+    assert_eq!(
+        codes(subject_query(
+            &long(MAX_APP_LEN + 1),
+            &long(MAX_SUBJECT_LEN + 1)
+        )),
+        ["app:too_long", "dataSubject:too_long"]
+    );
+    let req = AcceptConsentRequest {
+        data_subject: Some(long(MAX_SUBJECT_LEN + 1)),
+        note: Some(long(MAX_NOTE_LEN + 1)),
+        purposes: Some(vec![long(MAX_PURPOSE_CODE_LEN + 1)]),
+        ..req
+    };
+    assert_eq!(
+        codes(accept_consent(&req)),
+        [
+            "dataSubject:too_long",
+            "deviceFingerprintId:required",
+            "note:too_long",
+            "purposes[0]:too_long"
+        ]
+    );
+    let req = PurposeRequest {
+        app: Some("a".into()),
+        data_subject: Some(long(MAX_SUBJECT_LEN + 1)),
+        purpose_code: Some(long(MAX_PURPOSE_CODE_LEN + 1)),
+    };
+    assert_eq!(
+        codes(purpose_request(&req)),
+        ["dataSubject:too_long", "purposeCode:too_long"]
     );
 }

@@ -2,13 +2,16 @@
 //! types `svc-privacy-notice-v1`, `svc-consent-v1`,
 //! `svc-consent-acceptance-v1` and `svc-purpose-v1`: list (bare array,
 //! total in `X-Total-Count`), read one, create (201), replace (200; the
-//! acceptance update answers the reduced envelope the spec shows).
+//! acceptance update answers the reduced envelope the spec shows). Reads
+//! and writes answer the version as an `ETag`; a replace with `If-Match`
+//! (or `version` in the body) is refused when the record moved on, one
+//! without is last-writer-wins (`docs/consent.md`).
 //!
 //! The specification asks no scope here; the design does: `cms.r` to read,
 //! `cms.w` to write — a store of personal data is not open to every token.
 
 use axum::extract::State;
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::{Deserialize, Serialize};
@@ -20,12 +23,72 @@ use super::error::ApiError;
 use super::extract::{JsonBody, PathParams, QueryParams};
 use super::{Api, HttpStore};
 use crate::consent::{ContentQuery, ContentType, Envelope, ReducedEnvelope};
+use crate::Error;
 
 /// The body of a create or replace: the attributes of the content.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ContentBody {
     /// The attributes, as the content type's table lists them.
     pub data: Map<String, Value>,
+    /// On a replace: the version the change is based on (as `If-Match`
+    /// does); a record at another version is not changed (409
+    /// `stale_version`). Left out: the last writer wins.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<i64>,
+}
+
+/// The `ETag` of a version: its number, quoted.
+fn etag(version: i64) -> Option<HeaderValue> {
+    HeaderValue::from_str(&format!("\"{version}\"")).ok()
+}
+
+fn with_etag(mut res: Response, version: i64) -> Response {
+    if let Some(v) = etag(version) {
+        res.headers_mut().insert(header::ETAG, v);
+    }
+    res
+}
+
+fn invalid_if_match(message: impl Into<String>) -> Error {
+    Error::bad_request("invalid_if_match", message)
+}
+
+/// The version a replace names: `If-Match: "3"` (the `ETag` of a read),
+/// or `version` in the body; both must agree. `If-Match: *` names none.
+fn named_version(headers: &HeaderMap, body: Option<i64>) -> Result<Option<i64>, Error> {
+    let mut values = headers.get_all(header::IF_MATCH).iter();
+    let header = match (values.next(), values.next()) {
+        (None, _) => None,
+        (Some(v), None) => {
+            let text = v
+                .to_str()
+                .map_err(|_| invalid_if_match("If-Match must be ASCII"))?
+                .trim();
+            if text == "*" {
+                None
+            } else {
+                let version = text
+                    .strip_prefix('"')
+                    .and_then(|t| t.strip_suffix('"'))
+                    .and_then(|t| t.parse::<i64>().ok())
+                    .ok_or_else(|| {
+                        invalid_if_match(
+                            "If-Match must be one entity tag of a version, such as \"3\" (the ETag of a read), or *",
+                        )
+                    })?;
+                Some(version)
+            }
+        }
+        (Some(_), Some(_)) => {
+            return Err(invalid_if_match("send one If-Match header"));
+        }
+    };
+    match (header, body) {
+        (Some(h), Some(b)) if h != b => Err(invalid_if_match(format!(
+            "If-Match names version {h}, the body's version {b}"
+        ))),
+        (h, b) => Ok(h.or(b)),
+    }
 }
 
 /// Lists the current versions of a type.
@@ -72,18 +135,22 @@ pub(crate) async fn list_content<S: HttpStore>(
         ("type" = ContentTypeName, Path, description = "The content type"),
         ("id" = String, Path, description = "Content id"),
     ),
-    responses((status = 200, description = "The envelope", body = Envelope)),
+    responses((status = 200, description = "The envelope", body = Envelope,
+        headers(("ETag" = String, description = "The version, for If-Match on a replace")))),
     security(("bearer" = ["cms.r"]))
 )]
 pub(crate) async fn get_content<S: HttpStore>(
     State(api): State<Api<S>>,
     path: PathParams,
-) -> Result<Json<Envelope>, ApiError> {
+) -> Result<Response, ApiError> {
     let record = api
         .consent
         .content(path.project(), path.get("type"), path.get("id"))
         .await?;
-    Ok(Json(record.envelope()))
+    Ok(with_etag(
+        Json(record.envelope()).into_response(),
+        record.version,
+    ))
 }
 
 /// Creates a record (version 1); `createdBy` is the token's `sub`.
@@ -97,7 +164,8 @@ pub(crate) async fn get_content<S: HttpStore>(
     ),
     request_body(content = ContentBody, content_type = "application/json"),
     responses((status = 201, description = "Created", body = Envelope,
-        headers(("Location" = String, description = "Address of the new record")))),
+        headers(("Location" = String, description = "Address of the new record"),
+            ("ETag" = String, description = "The version, for If-Match on a replace")))),
     security(("bearer" = ["cms.w"]))
 )]
 pub(crate) async fn create_content<S: HttpStore>(
@@ -126,13 +194,18 @@ pub(crate) async fn create_content<S: HttpStore>(
     if let Ok(v) = HeaderValue::from_str(&location) {
         res.headers_mut().insert(header::LOCATION, v);
     }
-    Ok(res)
+    Ok(with_etag(res, record.version))
 }
 
 /// Replaces the whole `data` of a record: attributes missing from the body
-/// become `null`; the previous version is kept (history is append-only).
-/// The acceptance update answers only `id`, `contentType` (`id`, `name`,
+/// become `null` (except the evidence of an acceptance, which an edit
+/// keeps); the previous version is kept (history is append-only). The
+/// acceptance update answers only `id`, `contentType` (`id`, `name`,
 /// `alias`), `projectId` and `data`.
+///
+/// Without `If-Match` (or `version` in the body) the last writer wins:
+/// concurrent replaces each append a version. With one, a record at
+/// another version is left unchanged: 409 `stale_version`.
 #[utoipa::path(
     put,
     path = "/cms/api/projects/{projId}/c/{type}/{id}",
@@ -141,12 +214,14 @@ pub(crate) async fn create_content<S: HttpStore>(
         ("projId" = String, Path, description = "Project id"),
         ("type" = ContentTypeName, Path, description = "The content type"),
         ("id" = String, Path, description = "Content id"),
+        ("If-Match" = Option<String>, Header, description = "The ETag of the version the change is based on (\"3\"), or *"),
     ),
     request_body(content = ContentBody, content_type = "application/json"),
     responses(
         (status = 200, description = "The new version: an Envelope, or for svc-consent-acceptance-v1 a ReducedEnvelope",
-            body = inline(ReplaceResponse)),
-        (status = 409, description = "Concurrent updates kept conflicting (stale_version)", body = super::error::Problem, content_type = "application/problem+json"),
+            body = inline(ReplaceResponse),
+            headers(("ETag" = String, description = "The new version"))),
+        (status = 409, description = "The record is not at the version If-Match names (stale_version)", body = super::error::Problem, content_type = "application/problem+json"),
     ),
     security(("bearer" = ["cms.w"]))
 )]
@@ -154,26 +229,30 @@ pub(crate) async fn replace_content<S: HttpStore>(
     State(api): State<Api<S>>,
     path: PathParams,
     principal: Principal,
+    headers: HeaderMap,
     JsonBody(body): JsonBody<ContentBody>,
 ) -> Result<Response, ApiError> {
     let content_type = path.get("type");
-    let record = api
-        .consent
-        .replace_content(
-            path.project(),
-            content_type,
-            path.get("id"),
-            Value::Object(body.data),
-            &principal.sub,
-        )
-        .await?;
-    Ok(
-        if ContentType::parse(content_type) == Some(ContentType::ConsentAcceptance) {
-            Json(record.reduced_envelope()).into_response()
-        } else {
-            Json(record.envelope()).into_response()
-        },
-    )
+    let (project, id) = (path.project(), path.get("id"));
+    let data = Value::Object(body.data);
+    let record = match named_version(&headers, body.version)? {
+        Some(version) => {
+            api.consent
+                .replace_content_if(project, content_type, id, version, data, &principal.sub)
+                .await?
+        }
+        None => {
+            api.consent
+                .replace_content(project, content_type, id, data, &principal.sub)
+                .await?
+        }
+    };
+    let res = if ContentType::parse(content_type) == Some(ContentType::ConsentAcceptance) {
+        Json(record.reduced_envelope()).into_response()
+    } else {
+        Json(record.envelope()).into_response()
+    };
+    Ok(with_etag(res, record.version))
 }
 
 /// The `{type}` of a content-store path, for the OpenAPI document.

@@ -6,10 +6,15 @@
 //! races, one `seq` order, errors, durability). This file holds the macro that
 //! instantiates the suite and the shared fixture.
 
+pub mod agreement;
 pub mod app;
 pub mod content;
+pub mod edits;
+pub mod integrity;
+pub mod limits;
 pub mod lists;
 pub mod props;
+pub mod revisions;
 pub mod store;
 pub mod story;
 
@@ -49,9 +54,21 @@ macro_rules! consent_suite {
             content::list_paging,
             content::list_multi_key_sort,
             content::put_nulls_and_keeps_versions,
-            content::concurrent_puts_keep_every_version,
+            edits::concurrent_puts_keep_every_version,
             content::content_errors,
             content::acceptance_via_content_store,
+            integrity::forged_revision_is_refused,
+            integrity::draft_or_archived_is_not_accepted,
+            integrity::never_expiring_or_future_acceptance_is_refused,
+            integrity::acceptance_for_another_app_is_refused,
+            integrity::a_withdrawal_is_not_revived,
+            integrity::back_dating_is_refused,
+            integrity::an_edit_keeps_the_evidence,
+            revisions::revisions_do_not_walk_backwards,
+            revisions::a_new_notice_revision_asks_again,
+            integrity::timestamp_filters_compare_instants,
+            edits::the_check_reports_bent_records,
+            limits::every_limit_at_its_boundary,
             lists::list_matches_memory_table,
             store::concurrent_replaces_of_one_version_one_wins,
             store::concurrent_acceptances_of_one_subject,
@@ -59,6 +76,7 @@ macro_rules! consent_suite {
         );
         $crate::suite::consent::consent_suite!(@blocking $fixture;
             props::purpose_flag_is_latest_event,
+            agreement::views_agree_with_the_records,
             lists::list_matches_memory_proptest,
         );
     };

@@ -1,11 +1,13 @@
 //! The content-store operations of [`ConsentService`] (endpoints 7 to 14
 //! and the purpose catalogue).
 
+use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use super::ConsentService;
 use crate::consent::content::{ContentRecord, ContentType, ContentWrite};
+use crate::consent::integrity::{self, InForce};
 use crate::consent::model::{Consent, PrivacyNotice};
 use crate::consent::query::ContentQuery;
 use crate::consent::validate::{self, Form};
@@ -13,18 +15,20 @@ use crate::error::Problems;
 use crate::store::{ConsentStore, Page};
 use crate::{Error, ErrorKind, Result};
 
-/// How often a content replace is retried when another write got in
-/// between reading the current version and appending the next.
-const REPLACE_ATTEMPTS: usize = 3;
+/// How often a replace that names no version is tried when other writers
+/// keep appending between its read and its append. Each failed attempt
+/// means another writer succeeded, so this bounds only a long burst of
+/// writes to one record; past it the caller gets 503 and may retry.
+const REPLACE_ATTEMPTS: usize = 64;
 
 impl<S: ConsentStore> ConsentService<S> {
     /// Endpoints 9, 11, 13 (and the purpose catalogue): creates a content
     /// record from its `data`. Unknown type: 404 `content_type_not_found`.
     /// Invalid data: 422 listing every problem (see [`validate`]).
     ///
-    /// Consents must name an existing privacy notice; acceptances an
-    /// existing consent and only its purposes. An acceptance written without
-    /// the pins gets them from the consent and notice as they are now.
+    /// Consents must name an existing privacy notice. An acceptance obeys
+    /// the rules of the application-facing "accept consent" and gets the
+    /// evidence the server owns ([`integrity::acceptance_create`]).
     pub async fn create_content(
         &self,
         project: &str,
@@ -34,8 +38,15 @@ impl<S: ConsentStore> ConsentService<S> {
     ) -> Result<ContentRecord> {
         let t = ContentType::from_path(content_type)?;
         let (mut data, mut problems) = validate::content_data(t, Form::Create, &data);
-        self.check_references(project, t, &mut data, None, &mut problems)
-            .await?;
+        let now = self.clock.now();
+        match t {
+            ContentType::Consent => self.check_notice_ref(project, &data, &mut problems).await?,
+            ContentType::ConsentAcceptance => {
+                self.check_new_acceptance(project, &mut data, now, &mut problems)
+                    .await?;
+            }
+            ContentType::PrivacyNotice | ContentType::Purpose => {}
+        }
         problems.into_result()?;
         self.store
             .insert_content(&ContentWrite {
@@ -44,7 +55,7 @@ impl<S: ConsentStore> ConsentService<S> {
                 id: Uuid::new_v4().to_string(),
                 data,
                 actor: actor.to_owned(),
-                at: self.clock.now(),
+                at: now,
             })
             .await
     }
@@ -53,9 +64,23 @@ impl<S: ConsentStore> ConsentService<S> {
     /// appending a new version (the old ones stay, see
     /// [`content_versions`](Self::content_versions)). Attributes of the
     /// current version missing from the body become `null`; required ones
-    /// missing are a 422. An acceptance keeps its `dataSubject` and
-    /// `consentId` (422 `immutable`). For the acceptance-update response,
-    /// use [`ContentRecord::reduced_envelope`].
+    /// missing are a 422. For the acceptance-update response, use
+    /// [`ContentRecord::reduced_envelope`].
+    ///
+    /// The caller names no version, so the last writer wins: a write that
+    /// another one overtook between its read and its append is validated
+    /// again against the newer version and appended after it (both stay in
+    /// the history); after 64 such rounds in a row the
+    /// answer is [`Unavailable`](ErrorKind::Unavailable) `write_contention`
+    /// (retry). To refuse instead, use
+    /// [`replace_content_if`](Self::replace_content_if).
+    ///
+    /// The integrity rules apply ([`integrity`]): an acceptance only moves
+    /// `ACCEPTED` → `WITHDRAWN`, its evidence is kept and cannot change (422
+    /// `invalid_transition`, `immutable`); revisions of consents and notices
+    /// do not decrease, and a consent's purposes, application and notice
+    /// change only with a new revision (422 `revision_decreased`,
+    /// `revision_required`).
     pub async fn replace_content(
         &self,
         project: &str,
@@ -64,142 +89,179 @@ impl<S: ConsentStore> ConsentService<S> {
         data: Value,
         actor: &str,
     ) -> Result<ContentRecord> {
+        self.replace(project, content_type, id, None, data, actor)
+            .await
+    }
+
+    /// As [`replace_content`](Self::replace_content), only if the record's
+    /// current version is `expected_version` (an HTTP `If-Match`); else 409
+    /// `stale_version`, and nothing is written.
+    pub async fn replace_content_if(
+        &self,
+        project: &str,
+        content_type: &str,
+        id: &str,
+        expected_version: i64,
+        data: Value,
+        actor: &str,
+    ) -> Result<ContentRecord> {
+        self.replace(
+            project,
+            content_type,
+            id,
+            Some(expected_version),
+            data,
+            actor,
+        )
+        .await
+    }
+
+    async fn replace(
+        &self,
+        project: &str,
+        content_type: &str,
+        id: &str,
+        expected: Option<i64>,
+        data: Value,
+        actor: &str,
+    ) -> Result<ContentRecord> {
         let t = ContentType::from_path(content_type)?;
         let mut attempt = 0;
         loop {
             attempt += 1;
             let current = self.content(project, content_type, id).await?;
-            let (mut new, mut problems) = validate::content_data(t, Form::Update, &data);
-            self.check_references(project, t, &mut new, Some(&current), &mut problems)
+            if let Some(expected) = expected {
+                if current.version != expected {
+                    return Err(stale_version(current.version, expected));
+                }
+            }
+            let now = self.clock.now();
+            let (body, mut problems) = validate::content_data(t, Form::Update, &data);
+            let new = self
+                .next_data(project, t, &body, &current, now, &mut problems)
                 .await?;
             problems.into_result()?;
-            for k in current.data.keys() {
-                new.entry(k.clone()).or_insert(Value::Null);
-            }
             let write = ContentWrite {
                 project_id: project.to_owned(),
                 content_type: t,
                 id: id.to_owned(),
                 data: new,
                 actor: actor.to_owned(),
-                at: self.clock.now(),
+                at: now,
             };
             match self.store.replace_content(&write, current.version).await {
-                Err(e) if e.kind() == ErrorKind::Conflict && attempt < REPLACE_ATTEMPTS => {}
+                Err(e) if e.kind() == ErrorKind::Conflict && expected.is_none() => {
+                    if attempt >= REPLACE_ATTEMPTS {
+                        return Err(Error::new(
+                            ErrorKind::Unavailable,
+                            "write_contention",
+                            "too many concurrent writes to this record; retry",
+                        ));
+                    }
+                }
                 other => return other,
             }
         }
     }
 
-    /// Store-dependent checks of a content write, added to `problems`.
-    async fn check_references(
+    /// The `data` of the version after `current`, from a validated update
+    /// `body`, with the store-dependent and integrity problems added.
+    async fn next_data(
         &self,
         project: &str,
         t: ContentType,
-        data: &mut Map<String, Value>,
-        current: Option<&ContentRecord>,
+        body: &Map<String, Value>,
+        current: &ContentRecord,
+        now: DateTime<Utc>,
         problems: &mut Problems,
-    ) -> Result<()> {
-        let str_of = |data: &Map<String, Value>, k: &str| {
-            data.get(k).and_then(Value::as_str).map(str::to_owned)
-        };
+    ) -> Result<Map<String, Value>> {
+        if t == ContentType::ConsentAcceptance {
+            return Ok(integrity::acceptance_update(
+                body,
+                &current.data,
+                now,
+                problems,
+            ));
+        }
         match t {
             ContentType::Consent => {
-                if let Some(notice) = str_of(data, "privacyNoticeRef") {
-                    let found = self
-                        .store
-                        .content(project, ContentType::PrivacyNotice, &notice)
-                        .await?;
-                    if found.is_none() {
-                        problems.push(
-                            "data.privacyNoticeRef",
-                            "unknown_privacy_notice",
-                            format!("there is no privacy notice {notice:?} in this project"),
-                        );
-                    }
-                }
+                self.check_notice_ref(project, body, problems).await?;
+                integrity::consent_update(body, &current.data, problems);
             }
-            ContentType::ConsentAcceptance => {
-                if let Some(current) = current {
-                    for k in ["dataSubject", "consentId"] {
-                        let (was, now) = (current.str(k), data.get(k).and_then(Value::as_str));
-                        if now.is_some() && was != now {
-                            problems.push(
-                                format!("data.{k}"),
-                                "immutable",
-                                format!("an acceptance's {k} cannot change (it was {was:?})"),
-                            );
-                        }
-                    }
-                }
-                let Some(consent_id) = str_of(data, "consentId") else {
-                    return Ok(());
-                };
-                let Some(record) = self
-                    .store
-                    .content(project, ContentType::Consent, &consent_id)
-                    .await?
-                else {
-                    problems.push(
-                        "data.consentId",
-                        "unknown_consent",
-                        format!("there is no consent {consent_id:?} in this project"),
-                    );
-                    return Ok(());
-                };
-                let consent = Consent::from_record(&record);
-                if let Some(Value::Array(codes)) = data.get("purposes") {
-                    for (i, code) in codes.iter().enumerate() {
-                        if code
-                            .as_str()
-                            .is_some_and(|c| !consent.purposes.iter().any(|p| p == c))
-                        {
-                            problems.push(
-                                format!("data.purposes[{i}]"),
-                                "unknown_purpose",
-                                format!("{code} is not a purpose of consent {consent_id:?}"),
-                            );
-                        }
-                    }
-                }
-                if current.is_none() {
-                    self.pin(project, &consent, data).await?;
-                }
-            }
-            ContentType::PrivacyNotice | ContentType::Purpose => {}
+            ContentType::PrivacyNotice => integrity::notice_update(body, &current.data, problems),
+            ContentType::ConsentAcceptance | ContentType::Purpose => {}
+        }
+        let mut new = body.clone();
+        for k in current.data.keys() {
+            new.entry(k.clone()).or_insert(Value::Null);
+        }
+        Ok(new)
+    }
+
+    /// A consent's `privacyNoticeRef` names an existing notice.
+    async fn check_notice_ref(
+        &self,
+        project: &str,
+        data: &Map<String, Value>,
+        problems: &mut Problems,
+    ) -> Result<()> {
+        let Some(notice) = data.get("privacyNoticeRef").and_then(Value::as_str) else {
+            return Ok(());
+        };
+        if notice.len() > crate::limits::MAX_CONTENT_ID_LEN {
+            return Ok(()); // already reported as too long
+        }
+        let found = self
+            .store
+            .content(project, ContentType::PrivacyNotice, notice)
+            .await?;
+        if found.is_none() {
+            problems.push(
+                "data.privacyNoticeRef",
+                "unknown_privacy_notice",
+                format!("there is no privacy notice {notice:?} in this project"),
+            );
         }
         Ok(())
     }
 
-    /// Fills the pins an acceptance was created without.
-    async fn pin(
+    /// The rules of a new acceptance that need the store: its consent as
+    /// in force now, and that consent's notice.
+    async fn check_new_acceptance(
         &self,
         project: &str,
-        consent: &Consent,
         data: &mut Map<String, Value>,
+        now: DateTime<Utc>,
+        problems: &mut Problems,
     ) -> Result<()> {
-        let missing = |data: &Map<String, Value>, k: &str| data.get(k).is_none_or(Value::is_null);
-        if missing(data, "consentRevision") {
-            data.insert("consentRevision".into(), consent.revision.into());
-        }
-        if missing(data, "privacyNoticeId") {
-            data.insert(
-                "privacyNoticeId".into(),
-                consent.privacy_notice_ref.clone().into(),
-            );
-        }
-        if missing(data, "privacyNoticeRevision") {
-            let notice_id = data
-                .get("privacyNoticeId")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned();
-            let revision = self
-                .store
-                .content(project, ContentType::PrivacyNotice, &notice_id)
-                .await?
-                .map(|r| PrivacyNotice::from_record(&r).revision);
-            data.insert("privacyNoticeRevision".into(), revision.into());
+        let Some(consent_id) = data
+            .get("consentId")
+            .and_then(Value::as_str)
+            .filter(|id| id.len() <= crate::limits::MAX_CONTENT_ID_LEN)
+            .map(str::to_owned)
+        else {
+            return Ok(());
+        };
+        let versions = self
+            .store
+            .content_versions(project, ContentType::Consent, &consent_id)
+            .await?;
+        let notice_id = versions
+            .last()
+            .map(|r| Consent::from_record(r).privacy_notice_ref)
+            .unwrap_or_default();
+        let notice = self
+            .store
+            .content(project, ContentType::PrivacyNotice, &notice_id)
+            .await?
+            .map(|r| PrivacyNotice::from_record(&r));
+        match InForce::from_versions(&versions, notice) {
+            Some(in_force) => integrity::acceptance_create(data, &in_force, now, problems),
+            None => problems.push(
+                "data.consentId",
+                "unknown_consent",
+                format!("there is no consent {consent_id:?} in this project"),
+            ),
         }
         Ok(())
     }
@@ -213,6 +275,10 @@ impl<S: ConsentStore> ConsentService<S> {
         id: &str,
     ) -> Result<ContentRecord> {
         let t = ContentType::from_path(content_type)?;
+        if id.len() > crate::limits::MAX_CONTENT_ID_LEN {
+            // No record has such an id (the service chooses ids).
+            return Err(content_not_found(t, id));
+        }
         self.store
             .content(project, t, id)
             .await?
@@ -241,6 +307,9 @@ impl<S: ConsentStore> ConsentService<S> {
         id: &str,
     ) -> Result<Vec<ContentRecord>> {
         let t = ContentType::from_path(content_type)?;
+        if id.len() > crate::limits::MAX_CONTENT_ID_LEN {
+            return Err(content_not_found(t, id));
+        }
         let versions = self.store.content_versions(project, t, id).await?;
         if versions.is_empty() {
             return Err(content_not_found(t, id));
@@ -250,8 +319,20 @@ impl<S: ConsentStore> ConsentService<S> {
 }
 
 fn content_not_found(t: ContentType, id: &str) -> Error {
+    let shown = if id.len() > crate::limits::MAX_CONTENT_ID_LEN {
+        format!("of {} bytes", id.len())
+    } else {
+        format!("{id:?}")
+    };
     Error::not_found(
         "content_not_found",
-        format!("there is no {t} with id {id:?} in this project"),
+        format!("there is no {t} with id {shown} in this project"),
+    )
+}
+
+fn stale_version(stored: i64, expected: i64) -> Error {
+    Error::conflict(
+        "stale_version",
+        format!("the record is at version {stored}, not {expected}; read it again and repeat the change"),
     )
 }

@@ -9,12 +9,15 @@ use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
+use super::check::{self, Finding, Histories};
 use super::content::{format_time, ContentType, ContentWrite};
+use super::integrity;
 use super::model::{
-    AcceptConsentRequest, AcceptanceStatus, Consent, ConsentAcceptance, HistoryEntry,
+    AcceptConsentRequest, AcceptanceStatus, Consent, ConsentAcceptance, HistoryEntry, NoticeStatus,
     PrivacyNotice, PurposeAcceptance, PurposeEvent, PurposeName, PurposeOption, PurposeRequest,
     SubjectState, ToAccept,
 };
+use super::query::ContentQuery;
 use super::rules::{self, AcceptanceVersion};
 use super::validate;
 use crate::error::Problems;
@@ -72,6 +75,27 @@ impl<S: ConsentStore> ConsentService<S> {
         Ok(records.iter().map(Consent::from_record).collect())
     }
 
+    /// The privacy notices the consents reference (each once).
+    async fn notices_of(&self, project: &str, consents: &[Consent]) -> Result<Vec<PrivacyNotice>> {
+        let mut ids: Vec<&str> = consents
+            .iter()
+            .map(|c| c.privacy_notice_ref.as_str())
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(r) = self
+                .store
+                .content(project, ContentType::PrivacyNotice, id)
+                .await?
+            {
+                out.push(PrivacyNotice::from_record(&r));
+            }
+        }
+        Ok(out)
+    }
+
     async fn acceptance_versions(
         &self,
         project: &str,
@@ -81,8 +105,9 @@ impl<S: ConsentStore> ConsentService<S> {
         Ok(records.iter().map(AcceptanceVersion::from_record).collect())
     }
 
-    /// Endpoint 1: the `PUBLISHED` consents of `app` that `data_subject`
-    /// still has to accept, each with its [`Reason`](super::Reason).
+    /// Endpoint 1: the offered consents of `app` (`PUBLISHED`, with a
+    /// `PUBLISHED` privacy notice) that `data_subject` still has to accept,
+    /// each with its [`Reason`](super::Reason).
     pub async fn to_accept(
         &self,
         project: &str,
@@ -91,24 +116,32 @@ impl<S: ConsentStore> ConsentService<S> {
     ) -> Result<Vec<ToAccept>> {
         validate::subject_query(app, data_subject).into_result()?;
         let consents = self.consents_of_app(project, app).await?;
+        let notices = self.notices_of(project, &consents).await?;
         let versions = self.acceptance_versions(project, data_subject).await?;
         let now = self.clock.now();
         let acceptances = rules::acceptances_at(&versions, now);
-        Ok(rules::to_accept(&consents, &acceptances, now))
+        Ok(rules::to_accept(&consents, &notices, &acceptances, now))
     }
 
-    /// Endpoint 2: one privacy notice (any status). Unknown id:
-    /// [`NotFound`](crate::ErrorKind::NotFound) `privacy_notice_not_found`.
+    /// Endpoint 2: one `PUBLISHED` privacy notice. Unknown id, or a notice
+    /// that is not `PUBLISHED` (a draft is not shown to data subjects, a
+    /// retired notice no longer applies; the content store still serves
+    /// both): [`NotFound`](crate::ErrorKind::NotFound)
+    /// `privacy_notice_not_found`.
     pub async fn privacy_notice(&self, project: &str, id: &str) -> Result<PrivacyNotice> {
-        match self
-            .store
-            .content(project, ContentType::PrivacyNotice, id)
-            .await?
-        {
-            Some(r) => Ok(PrivacyNotice::from_record(&r)),
-            None => Err(Error::not_found(
+        let found = if id.len() > crate::limits::MAX_CONTENT_ID_LEN {
+            None
+        } else {
+            self.store
+                .content(project, ContentType::PrivacyNotice, id)
+                .await?
+                .map(|r| PrivacyNotice::from_record(&r))
+        };
+        match found {
+            Some(n) if n.status == NoticeStatus::Published => Ok(n),
+            _ => Err(Error::not_found(
                 "privacy_notice_not_found",
-                format!("there is no privacy notice {id:?} in this project"),
+                format!("there is no published privacy notice {id:?} in this project"),
             )),
         }
     }
@@ -117,11 +150,12 @@ impl<S: ConsentStore> ConsentService<S> {
     /// content record (so the content store lists it), pinning the consent
     /// revision and the privacy notice id and revision shown.
     ///
-    /// Errors: missing fields (422 `required`, all listed); unknown consent
-    /// (404 `consent_not_found`); a consent that is not `PUBLISHED` (422
-    /// `consent_not_published`) or of another application (422
-    /// `consent_not_in_app`); purposes outside the consent's (422, each
-    /// `unknown_purpose`).
+    /// Errors: missing or too long fields (422 `required`, `too_long`, all
+    /// listed); unknown consent (404 `consent_not_found`); a consent that is
+    /// not `PUBLISHED` (422 `consent_not_published`), whose privacy notice
+    /// is not `PUBLISHED` (422 `privacy_notice_not_published`) or of
+    /// another application (422 `consent_not_in_app`); purposes outside the
+    /// consent's (422, each `unknown_purpose`).
     pub async fn accept_consent(
         &self,
         project: &str,
@@ -137,15 +171,17 @@ impl<S: ConsentStore> ConsentService<S> {
             .await?
             .ok_or_else(|| consent_not_found(&consent_id))?;
         let consent = Consent::from_record(&record);
-        if !consent.is_published() {
-            return Err(Error::invalid_field(
-                "consentId",
-                "consent_not_published",
-                format!(
-                    "consent {consent_id:?} is {}, only PUBLISHED consents can be accepted",
-                    consent.status
-                ),
-            ));
+        let notice = self
+            .store
+            .content(
+                project,
+                ContentType::PrivacyNotice,
+                &consent.privacy_notice_ref,
+            )
+            .await?
+            .map(|r| PrivacyNotice::from_record(&r));
+        if let Some((code, message)) = integrity::not_offered(&consent, notice.as_ref()) {
+            return Err(Error::invalid_field("consentId", code, message));
         }
         if consent.application != app {
             return Err(Error::invalid_field(
@@ -158,28 +194,16 @@ impl<S: ConsentStore> ConsentService<S> {
             None => consent.purposes.clone(),
             Some(asked) => {
                 let mut p = Problems::new();
-                for (i, code) in asked.iter().enumerate() {
-                    if !consent.purposes.contains(code) {
-                        p.push(
-                            format!("purposes[{i}]"),
-                            "unknown_purpose",
-                            format!("{code:?} is not a purpose of consent {consent_id:?}"),
-                        );
-                    }
-                }
+                integrity::unknown_purposes(
+                    &consent,
+                    asked.iter().map(String::as_str),
+                    "purposes",
+                    &mut p,
+                );
                 p.into_result()?;
                 asked
             }
         };
-        let notice = self
-            .store
-            .content(
-                project,
-                ContentType::PrivacyNotice,
-                &consent.privacy_notice_ref,
-            )
-            .await?
-            .map(|r| PrivacyNotice::from_record(&r));
         let now = self.clock.now();
         let expired = rules::expiry(now, consent.lifespan);
         let mut data = Map::new();
@@ -207,6 +231,7 @@ impl<S: ConsentStore> ConsentService<S> {
         put("consentRevision", consent.revision.into());
         put("privacyNoticeId", consent.privacy_notice_ref.clone().into());
         put("privacyNoticeRevision", notice.map(|n| n.revision).into());
+        put("receivedDate", format_time(now).into());
         let stored = self
             .store
             .insert_content(&ContentWrite {
@@ -221,8 +246,8 @@ impl<S: ConsentStore> ConsentService<S> {
         Ok(ConsentAcceptance::from_record(&stored))
     }
 
-    /// Endpoint 4: one option per purpose code of each `PUBLISHED` consent
-    /// of `app`, with the subject's flag and the catalogue names.
+    /// Endpoint 4: one option per purpose code of each offered consent of
+    /// `app`, with the subject's flag and the catalogue names.
     pub async fn purpose_options(
         &self,
         project: &str,
@@ -231,6 +256,7 @@ impl<S: ConsentStore> ConsentService<S> {
     ) -> Result<Vec<PurposeOption>> {
         validate::subject_query(app, data_subject).into_result()?;
         let consents = self.consents_of_app(project, app).await?;
+        let notices = self.notices_of(project, &consents).await?;
         let versions = self.acceptance_versions(project, data_subject).await?;
         let events = self
             .store
@@ -238,7 +264,7 @@ impl<S: ConsentStore> ConsentService<S> {
             .await?;
         let mut codes: Vec<String> = consents
             .iter()
-            .filter(|c| c.is_published())
+            .filter(|c| integrity::is_offered(c, rules::notice_of(c, &notices)))
             .flat_map(|c| c.purposes.iter().cloned())
             .collect();
         codes.sort();
@@ -254,6 +280,7 @@ impl<S: ConsentStore> ConsentService<S> {
         Ok(rules::purpose_options(
             app,
             &consents,
+            &notices,
             &acceptances,
             &events,
             &names,
@@ -262,8 +289,8 @@ impl<S: ConsentStore> ConsentService<S> {
     }
 
     /// Endpoint 5: records a purpose acceptance. The code must be a purpose
-    /// of a `PUBLISHED` consent of `app` (else 404 `purpose_not_found`);
-    /// the first such consent's lifespan sets the expiry.
+    /// of an offered consent of `app` (else 404 `purpose_not_found`); the
+    /// first such consent's lifespan sets the expiry.
     pub async fn accept_purpose(
         &self,
         project: &str,
@@ -276,10 +303,11 @@ impl<S: ConsentStore> ConsentService<S> {
             text(req.purpose_code.as_ref()),
         );
         let consents = self.consents_of_app(project, &app).await?;
-        let owner = rules::owning_consent(&consents, &code).ok_or_else(|| {
+        let notices = self.notices_of(project, &consents).await?;
+        let owner = rules::owning_consent(&consents, &notices, &code).ok_or_else(|| {
             Error::not_found(
                 "purpose_not_found",
-                format!("{code:?} is not a purpose of a published consent of application {app:?}"),
+                format!("{code:?} is not a purpose of an offered consent of application {app:?}"),
             )
         })?;
         let now = self.clock.now();
@@ -393,5 +421,32 @@ impl<S: ConsentStore> ConsentService<S> {
             &events,
             crate::clock::truncate_micros(at),
         ))
+    }
+
+    /// The integrity check of a project's stored records ([`check`]): every
+    /// version of every privacy notice, consent and acceptance that breaks
+    /// a consent rule, for a migration report. Reads everything; changes
+    /// nothing.
+    pub async fn check_records(&self, project: &str) -> Result<Vec<Finding>> {
+        let mut histories = Histories::default();
+        for (t, into) in [
+            (ContentType::PrivacyNotice, &mut histories.notices),
+            (ContentType::Consent, &mut histories.consents),
+            (ContentType::ConsentAcceptance, &mut histories.acceptances),
+        ] {
+            let mut page = 0;
+            loop {
+                let query = ContentQuery::default().with_page(page, crate::store::MAX_PAGE_SIZE);
+                let records = self.store.list_content(project, t, &query).await?;
+                for r in &records.items {
+                    into.push(self.store.content_versions(project, t, &r.id).await?);
+                }
+                if records.items.len() < crate::store::MAX_PAGE_SIZE as usize {
+                    break;
+                }
+                page += 1;
+            }
+        }
+        Ok(check::check(&histories))
     }
 }

@@ -100,6 +100,9 @@ fn containment_documents(attribute: &str, value: &FilterValue<'_>) -> Result<Vec
     if !value.text.contains('\0') {
         scalars.push(serde_json::to_string(value.text).map_err(Error::internal)?);
     }
+    if let Some(instant) = &value.instant {
+        scalars.push(serde_json::to_string(instant).map_err(Error::internal)?);
+    }
     if let Some(d) = value.number {
         // Decimal's Display is a plain decimal: a JSON number.
         scalars.push(d.to_string());

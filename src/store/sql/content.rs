@@ -3,8 +3,8 @@
 //! column's JSON, and the two translations of [`crate::consent::query`]
 //! that SQL cannot do by itself exactly:
 //!
-//! - [`FilterValue`]: what a filter's text can equal — a string, a number of
-//!   the same decimal value (through the same
+//! - [`FilterValue`]: what a filter's text can equal — a string (or the
+//!   stored form of the instant it names), a number of the same decimal value (through the same
 //!   [`plain_decimal`](crate::consent::query) the memory store uses), a
 //!   boolean.
 //! - [`number_sort_key`]: a text whose byte order is the exact numeric
@@ -16,7 +16,7 @@ use rust_decimal::Decimal;
 use serde_json::{Map, Number, Value};
 
 use super::corrupt;
-use crate::consent::query::plain_decimal;
+use crate::consent::query::{instant_text, plain_decimal};
 use crate::consent::ContentType;
 use crate::{Error, Result};
 
@@ -73,6 +73,9 @@ pub(crate) fn data_from_json(json: &str) -> Result<Map<String, Value>> {
 pub(crate) struct FilterValue<'a> {
     /// The text as written: equal strings match.
     pub text: &'a str,
+    /// When the text is a timestamp, that instant's stored form: equal
+    /// strings match too (see [`crate::consent::query`]).
+    pub instant: Option<String>,
     /// Its decimal value: numbers of that value match.
     pub number: Option<Decimal>,
     /// Its boolean: that boolean matches.
@@ -83,6 +86,7 @@ impl<'a> FilterValue<'a> {
     pub(crate) fn of(text: &'a str) -> Self {
         FilterValue {
             text,
+            instant: instant_text(text),
             number: plain_decimal(text),
             boolean: match text {
                 "true" => Some(true),

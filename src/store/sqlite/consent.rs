@@ -101,8 +101,8 @@ async fn current_version(conn: &mut SqliteConnection, write: &ContentWrite) -> R
 /// current versions of one type in one project, and every filter. A filter
 /// runs `json_each` over the attribute — one row for a scalar, one per
 /// element for an array (an object is excluded: its members are not
-/// elements) — and accepts a row that is the filter's string, one of its
-/// number texts, or its boolean.
+/// elements) — and accepts a row that is the filter's string (or its
+/// instant's stored form), one of its number texts, or its boolean.
 fn push_where(
     qb: &mut QueryBuilder<'_, Sqlite>,
     project: &str,
@@ -120,9 +120,16 @@ fn push_where(
             .push_bind(path.clone())
             .push(") j WHERE json_type(v.data, ")
             .push_bind(path)
-            .push(") <> 'object' AND ((j.type = 'text' AND j.atom = ")
+            .push(") <> 'object' AND ((j.type = 'text' AND j.atom IN (")
             .push_bind(value.text.to_owned())
-            .push(")");
+            .push(", ")
+            .push_bind(
+                value
+                    .instant
+                    .clone()
+                    .unwrap_or_else(|| value.text.to_owned()),
+            )
+            .push("))");
         let texts = value.number_texts();
         if !texts.is_empty() {
             // The number's text as stored (`->` keeps a number's literal).

@@ -128,13 +128,18 @@ pub async fn withdrawal_through_content_store<S: ConsentStore + 'static>(store: 
         "withdrawalDate": "2026-01-01T07:10:00+07:00", "note": "withdrawn by phone"});
     let put = fx.replace("svc-consent-acceptance-v1", &acc.id, body).await;
     assert_eq!(put.version, 2);
-    assert_eq!(put.data["withdrawalDate"], "2026-01-01T00:10:00.000000Z");
+    assert_eq!(
+        put.data["withdrawalDate"],
+        accord::consent::format_time(fx.now()),
+        "the server's time of the withdrawal"
+    );
     assert_eq!(
         put.data["purposes"],
-        Value::Null,
-        "PUT nulls what the body leaves out"
+        json!(["email"]),
+        "an edit keeps the evidence the update form leaves out"
     );
-    assert_eq!(put.data["userAgent"], Value::Null);
+    assert_eq!(put.data["userAgent"], "Mozilla/5.0");
+    assert_eq!(put.data["consentRevision"], 1);
     let reduced = serde_json::to_value(put.reduced_envelope()).expect("json");
     assert_eq!(reduced["contentType"]["alias"], "svc-consent-acceptance-v1");
     assert!(reduced.get("createdBy").is_none());

@@ -332,50 +332,18 @@ pub async fn put_nulls_and_keeps_versions<S: ConsentStore + 'static>(store: Arc<
     );
     assert_eq!(versions[0], v1);
     assert!(versions.windows(2).all(|w| w[0].seq < w[1].seq));
-    let notice = fx
+    let err = fx
         .svc
         .privacy_notice(&fx.project, &v1.id)
         .await
-        .expect("notice");
-    assert_eq!(notice.revision, 3);
-}
-
-pub async fn concurrent_puts_keep_every_version<S: ConsentStore + 'static>(store: Arc<S>) {
-    let fx = Fx::new(store);
-    let r = fx.create(PURPOSE, json!({"code": "c0"})).await;
-    let mut tasks = Vec::new();
-    for i in 1..=8 {
-        let (svc, project, id) = (fx.svc.clone(), fx.project.clone(), r.id.clone());
-        tasks.push(tokio::spawn(async move {
-            svc.replace_content(
-                &project,
-                PURPOSE,
-                &id,
-                json!({"code": format!("c{i}")}),
-                "x",
-            )
-            .await
-        }));
-    }
-    let mut ok = 0;
-    for t in tasks {
-        match t.await.expect("task") {
-            Ok(_) => ok += 1,
-            Err(e) => assert_eq!((e.kind(), e.code()), (ErrorKind::Conflict, "stale_version")),
-        }
-    }
-    let versions = fx
+        .expect_err("an ARCHIVED notice is not served to applications");
+    assert_eq!(err.code(), "privacy_notice_not_found");
+    let current = fx
         .svc
-        .content_versions(&fx.project, PURPOSE, &r.id)
+        .content(&fx.project, NOTICE, &v1.id)
         .await
-        .expect("versions");
-    let numbers: Vec<i64> = versions.iter().map(|v| v.version).collect();
-    assert_eq!(
-        numbers,
-        (1..=ok + 1).collect::<Vec<i64>>(),
-        "contiguous, one per successful PUT"
-    );
-    assert!(ok >= 1);
+        .expect("get");
+    assert_eq!(current.data["revision"], 3, "the content store serves it");
 }
 
 pub async fn content_errors<S: ConsentStore + 'static>(store: Arc<S>) {
@@ -553,15 +521,36 @@ pub async fn acceptance_via_content_store<S: ConsentStore + 'static>(store: Arc<
         ),
         ("data.dataSubject", "immutable")
     );
-    // Re-accepting through the content store with a new expiry.
+    // An edit cannot extend an acceptance: consent given again is a new
+    // acceptance.
     let mut renew = update("u1", "ACCEPTED", "");
     renew["expiredDate"] = json!("2026-12-31T00:00:00Z");
-    fx.replace(ACCEPTANCE, &acc.id, renew).await;
+    let err = fx
+        .svc
+        .replace_content(&fx.project, ACCEPTANCE, &acc.id, renew, "a")
+        .await
+        .expect_err("evidence");
+    assert_eq!(
+        (
+            err.fields()[0].field.as_str(),
+            err.fields()[0].code.as_str()
+        ),
+        ("data.expiredDate", "immutable")
+    );
+    let edited = fx
+        .replace(ACCEPTANCE, &acc.id, update("u1", "ACCEPTED", ""))
+        .await;
+    assert_eq!(edited.data["note"], "edited");
+    assert_eq!(edited.data["purposes"], json!(["email"]), "kept");
+    assert_eq!(edited.data["expiredDate"], acc.data["expiredDate"], "kept");
+    let mut again = body(&c.id, json!(["email"]));
+    again["acceptanceDate"] = json!(fx.now());
+    again["expiredDate"] = json!(fx.now() + Duration::days(30));
+    fx.create(ACCEPTANCE, again).await;
     assert!(fx.to_accept("shop", "u1").await.is_empty());
     assert_eq!(
         fx.flags("shop", "u1").await,
         super::flags(&[("email", true), ("sms", false)]),
-        "purposes survive the PUT"
     );
     let listed = names(&fx, ACCEPTANCE, &[("data.note", "edited")]).await;
     assert_eq!(listed.len(), 1);
