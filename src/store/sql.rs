@@ -2,10 +2,13 @@
 //! [`Error`], the JSON shapes of the document columns, the campaign list's
 //! `ORDER BY`, and the search columns of its `q` filter.
 //!
-//! The consent half's shared pieces are in [`content`].
+//! The consent half's shared pieces are in [`content`]; how both stores
+//! implement the store traits (every write run to completion whatever
+//! happens to its caller) is in [`calls`].
 //!
 //! Nothing here is public: driver types stay inside the store modules.
 
+pub(crate) mod calls;
 pub(crate) mod content;
 
 use std::fmt::Write as _;
