@@ -10,10 +10,15 @@
 //! `--database-url` (`ACCORD_DATABASE_URL`: `sqlite://FILE`, `postgres://…`
 //! or `memory:`), `--jwt-secret` (`ACCORD_JWT_SECRET`, HS256) or
 //! `--jwt-public-key-file` (`ACCORD_JWT_PUBLIC_KEY_FILE`, RS256/ES256 PEM),
-//! `--demo`. With no key it generates a secret and prints it with a
-//! development token (every scope, project `demo`). Logs go to stderr,
-//! filtered by `RUST_LOG` (default `info`). Ctrl-C or SIGTERM stops it
-//! gracefully: requests in flight finish.
+//! `--demo`, and the connection bounds of `accord::http::ServeConfig`:
+//! `--max-connections` (`ACCORD_MAX_CONNECTIONS`), `--header-read-timeout`,
+//! `--body-read-timeout`, `--idle-timeout`, `--request-timeout` (seconds;
+//! `ACCORD_HEADER_READ_TIMEOUT`, …). With no key it generates a secret and
+//! prints it with a development token (every scope, project `demo`). Logs
+//! go to stderr, filtered by `RUST_LOG` (default `info`). Ctrl-C or SIGTERM
+//! stops it gracefully: requests in flight finish. At start it raises its
+//! soft open-files limit to the hard limit: every connection is a file
+//! descriptor.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -22,7 +27,7 @@ use std::time::Duration;
 
 use accord::campaign::CampaignInput;
 use accord::consent::ContentQuery;
-use accord::http::{router, Api, Auth, Claims, HttpStore};
+use accord::http::{router, serve, Api, Auth, Claims, HttpStore, ServeConfig};
 use accord::store::memory::MemoryStore;
 use accord::store::postgres::PostgresStore;
 use accord::store::sqlite::SqliteStore;
@@ -61,6 +66,53 @@ pub struct Args {
     /// (idempotent: what is there already is left alone).
     #[arg(long)]
     pub demo: bool,
+    /// What clients may hold (timeouts, open connections).
+    #[command(flatten)]
+    pub serve: ServeFlags,
+}
+
+/// The flags of `accord::http::ServeConfig`; each defaults to its default.
+#[derive(Debug, Default, clap::Args)]
+pub struct ServeFlags {
+    /// Most connections open at once; newer ones get a 503 (default 4096).
+    #[arg(long, env = "ACCORD_MAX_CONNECTIONS")]
+    pub max_connections: Option<usize>,
+    /// Seconds a client may take to send a request head (default 10).
+    #[arg(long, env = "ACCORD_HEADER_READ_TIMEOUT")]
+    pub header_read_timeout: Option<u64>,
+    /// Seconds a client may take to send a request body (default 30).
+    #[arg(long, env = "ACCORD_BODY_READ_TIMEOUT")]
+    pub body_read_timeout: Option<u64>,
+    /// Seconds a kept-alive connection may wait between requests (default 60).
+    #[arg(long, env = "ACCORD_IDLE_TIMEOUT")]
+    pub idle_timeout: Option<u64>,
+    /// Seconds one request may take, head to end of response (default 60).
+    #[arg(long, env = "ACCORD_REQUEST_TIMEOUT")]
+    pub request_timeout: Option<u64>,
+}
+
+impl ServeFlags {
+    /// The serving bounds: the flags given, defaults for the others.
+    pub fn config(&self) -> ServeConfig {
+        let mut config = ServeConfig::default();
+        let secs = Duration::from_secs;
+        if let Some(n) = self.max_connections {
+            config.max_connections = n;
+        }
+        if let Some(s) = self.header_read_timeout {
+            config.header_read_timeout = secs(s);
+        }
+        if let Some(s) = self.body_read_timeout {
+            config.body_read_timeout = secs(s);
+        }
+        if let Some(s) = self.idle_timeout {
+            config.idle_timeout = secs(s);
+        }
+        if let Some(s) = self.request_timeout {
+            config.request_timeout = secs(s);
+        }
+        config
+    }
 }
 
 /// Any error, for `main`.
@@ -68,6 +120,8 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 fn main() -> Result<(), BoxError> {
     let args = Args::parse();
+    #[cfg(unix)]
+    raise_open_files_limit();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -84,6 +138,27 @@ fn main() -> Result<(), BoxError> {
         print!("{}", started.banner());
         started.done.await?
     })
+}
+
+/// Raises the soft limit on open files to the hard limit (as Go's runtime
+/// does): each connection is a file descriptor, and the usual soft limit
+/// of 1,024 would stop the server far below `--max-connections`.
+#[cfg(unix)]
+fn raise_open_files_limit() {
+    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+    // An unlimited hard limit cannot be the soft one on every system.
+    const ENOUGH: u64 = 1 << 20;
+    let limit = getrlimit(Resource::Nofile);
+    let target = limit.maximum.map_or(ENOUGH, |max| max.min(ENOUGH));
+    if limit.current.is_some_and(|current| current < target) {
+        let _ = setrlimit(
+            Resource::Nofile,
+            Rlimit {
+                current: Some(target),
+                maximum: limit.maximum,
+            },
+        );
+    }
 }
 
 /// A development secret generated because no key was configured, and a
@@ -202,11 +277,10 @@ async fn launch<S: HttpStore>(
     }
     let listener = tokio::net::TcpListener::bind(args.addr).await?;
     let addr = listener.local_addr()?;
-    tracing::info!(%addr, "listening");
+    let config = args.serve.config();
+    tracing::info!(%addr, ?config, "listening");
     let done = tokio::spawn(async move {
-        axum::serve(listener, router(api))
-            .with_graceful_shutdown(shutdown)
-            .await?;
+        serve(listener, router(api), config, shutdown).await?;
         tracing::info!("stopped");
         Ok(())
     });
