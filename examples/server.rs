@@ -315,8 +315,33 @@ const DEMO_ACTOR: &str = "demo-loader";
 
 /// The walkthrough's sample data: a privacy notice, a consent with two
 /// purposes (and their names), three campaigns. Each piece is created only
-/// if absent (by name or refCode), so loading twice changes nothing.
+/// if absent (by name, code or refCode), so loading twice changes nothing.
+///
+/// Servers that start together on one database do not both load it: the
+/// first campaign is the claim (a refCode is unique per project in every
+/// store, so exactly one server creates it); the server that made it loads
+/// the rest, the others wait until the last piece is there (30 s at most)
+/// and then only check. (If the claimant died halfway, the wait ends and
+/// the check completes what is missing.)
 async fn load_demo<S: HttpStore>(api: &Api<S>) -> Result<(), BoxError> {
+    let mut campaigns = Vec::new();
+    for doc in [
+        include_str!("demo/cart_discount.json"),
+        include_str!("demo/promo_code.json"),
+        include_str!("demo/freebie.json"),
+    ] {
+        campaigns.push(serde_json::from_str::<CampaignInput>(doc)?);
+    }
+    let (claim, last) = (&campaigns[0], &campaigns[campaigns.len() - 1]);
+    let claimed = ensure_campaign(api, claim.clone()).await?;
+    if !claimed {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while !demo_campaign_exists(api, &last.ref_code).await?
+            && std::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
     let consent_doc: Value = serde_json::from_str(include_str!("demo/consent.json"))?;
     let notice_id = ensure_content(
         api,
@@ -331,25 +356,45 @@ async fn load_demo<S: HttpStore>(api: &Api<S>) -> Result<(), BoxError> {
     for purpose in consent_doc["purposes"].as_array().into_iter().flatten() {
         ensure_content(api, "svc-purpose-v1", "code", purpose).await?;
     }
-    for doc in [
-        include_str!("demo/cart_discount.json"),
-        include_str!("demo/promo_code.json"),
-        include_str!("demo/freebie.json"),
-    ] {
-        let input: CampaignInput = serde_json::from_str(doc)?;
-        let exists = api
-            .campaigns()
-            .store()
-            .campaign_by_code(DEMO, &input.ref_code)
-            .await?
-            .is_some();
-        if !exists {
-            api.campaigns()
-                .create_campaign(DEMO, input, DEMO_ACTOR)
-                .await?;
-        }
+    // The last campaign last: its presence says the load is complete.
+    for input in campaigns.into_iter().skip(1) {
+        ensure_campaign(api, input).await?;
     }
     Ok(())
+}
+
+/// Whether the demo project has a campaign with `ref_code`.
+async fn demo_campaign_exists<S: HttpStore>(
+    api: &Api<S>,
+    ref_code: &str,
+) -> Result<bool, BoxError> {
+    Ok(api
+        .campaigns()
+        .store()
+        .campaign_by_code(DEMO, ref_code)
+        .await?
+        .is_some())
+}
+
+/// Creates the campaign unless its refCode exists; whether this call
+/// created it.
+async fn ensure_campaign<S: HttpStore>(
+    api: &Api<S>,
+    input: CampaignInput,
+) -> Result<bool, BoxError> {
+    if demo_campaign_exists(api, &input.ref_code).await? {
+        return Ok(false);
+    }
+    match api
+        .campaigns()
+        .create_campaign(DEMO, input, DEMO_ACTOR)
+        .await
+    {
+        Ok(_) => Ok(true),
+        // Another server created it first.
+        Err(e) if e.code() == "duplicate_ref_code" => Ok(false),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// The id of the record of `content_type` whose `key` attribute equals

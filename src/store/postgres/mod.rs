@@ -74,7 +74,7 @@ pub(crate) const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// The server's `statement_timeout`: longest a statement may run, waits
 /// for row locks included.
-pub(crate) const STATEMENT_TIMEOUT: Duration = Duration::from_secs(4);
+pub(crate) const STATEMENT_TIMEOUT: Duration = Duration::from_millis(3500);
 
 /// The server's `idle_in_transaction_session_timeout`: a session left
 /// inside a transaction this long (its client vanished) is ended, and its
@@ -85,7 +85,7 @@ pub(crate) const IDLE_IN_TRANSACTION_TIMEOUT: Duration = Duration::from_secs(10)
 /// then [`Unavailable`](crate::ErrorKind::Unavailable) `store_timeout`.
 /// Longer than [`ACQUIRE_TIMEOUT`], so a database that refuses connections
 /// is reported as such; short enough for a 503 within 5 s.
-pub(crate) const CALL_TIMEOUT: Duration = Duration::from_millis(4500);
+pub(crate) const CALL_TIMEOUT: Duration = Duration::from_secs(4);
 
 /// Longest a write's own task runs: past it, the write is abandoned (its
 /// transaction rolls back, on the server by
@@ -364,7 +364,7 @@ mod tests {
                 .unwrap();
         let sent = options.get_options().unwrap();
         assert!(sent.contains("search_path=s"), "{sent}");
-        assert!(sent.contains("-c statement_timeout=4000"), "{sent}");
+        assert!(sent.contains("-c statement_timeout=3500"), "{sent}");
         assert!(
             sent.contains("-c idle_in_transaction_session_timeout=10000"),
             "{sent}"

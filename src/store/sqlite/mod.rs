@@ -149,13 +149,16 @@ impl SqliteStore {
     }
 
     async fn migrated(pool: SqlitePool) -> Result<SqliteStore> {
-        // SQLite has no migration lock. When two processes open a new file
-        // at the same moment, the loser's migration fails on the winner's
-        // tables; by then they are in place, so one more run finds every
-        // migration applied.
-        if MIGRATOR.run(&pool).await.is_err() {
-            MIGRATOR.run(&pool).await.map_err(migrate_error)?;
-        }
+        // SQLite has no migration lock: the migrations run inside one
+        // `BEGIN IMMEDIATE` transaction (each migration a savepoint in it),
+        // which holds the file's write lock, so processes opening a new
+        // file at the same moment migrate one after the other, and the
+        // later ones find every migration applied.
+        let mut conn = pool.acquire().await.map_err(db_error)?;
+        let mut tx = conn.begin_with("BEGIN IMMEDIATE").await.map_err(db_error)?;
+        MIGRATOR.run(&mut *tx).await.map_err(migrate_error)?;
+        tx.commit().await.map_err(db_error)?;
+        drop(conn);
         Ok(SqliteStore {
             pool,
             write_gate: Arc::new(Mutex::new(())),
