@@ -143,6 +143,9 @@ pub async fn serve(
     let permits = Arc::new(Semaphore::new(config.max_connections));
     let (stop, stopped) = watch::channel(false);
     let mut shutdown = std::pin::pin!(shutdown);
+    // Refusals are logged at most once a second, with their count: a flood
+    // over the cap must not flood the log too.
+    let (mut refused, mut last_warned) = (0u64, None::<Instant>);
     loop {
         let stream = tokio::select! {
             () = &mut shutdown => break,
@@ -158,7 +161,17 @@ pub async fn serve(
             },
         };
         let Ok(permit) = Arc::clone(&permits).try_acquire_owned() else {
-            tokio::spawn(refuse(stream));
+            refuse(&stream);
+            refused += 1;
+            if last_warned.is_none_or(|at| at.elapsed() >= Duration::from_secs(1)) {
+                tracing::warn!(
+                    target: "accord::http",
+                    refused,
+                    max_connections = config.max_connections,
+                    "connections refused: too many open connections"
+                );
+                (refused, last_warned) = (0, Some(Instant::now()));
+            }
             continue;
         };
         let _ = stream.set_nodelay(true);
@@ -178,12 +191,13 @@ pub async fn serve(
     Ok(())
 }
 
-/// Answers a connection over the cap with a 503 problem, if its socket
-/// takes the bytes at once, and closes it.
-async fn refuse(stream: TcpStream) {
-    tracing::warn!(target: "accord::http", "connection refused: too many open connections");
+/// Answers a connection over the cap with a 503 problem if its socket
+/// takes the bytes at once (it does, on a new connection), without
+/// waiting: a flood of connections over the cap must not hold a
+/// descriptor each while it is answered. The caller closes it.
+fn refuse(stream: &TcpStream) {
     let response = io::problem_response(hyper::StatusCode::SERVICE_UNAVAILABLE);
-    write_parting(&stream, &response).await;
+    let _ = stream.try_write(&response);
 }
 
 /// Writes `bytes` to `stream`, [`PARTING_WRITE`] at most.

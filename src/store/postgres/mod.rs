@@ -70,31 +70,31 @@ const POOL_SIZE: u32 = 10;
 /// request hangs when the database is down: the client gets a 503 with
 /// `Retry-After` after this long at most, not a stalled connection.
 /// (sqlx retries a refused connection until this deadline.)
-pub(crate) const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
+pub const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// The server's `statement_timeout`: longest a statement may run, waits
 /// for row locks included.
-pub(crate) const STATEMENT_TIMEOUT: Duration = Duration::from_millis(3500);
+pub const STATEMENT_TIMEOUT: Duration = Duration::from_millis(3500);
 
 /// The server's `idle_in_transaction_session_timeout`: a session left
 /// inside a transaction this long (its client vanished) is ended, and its
 /// transaction rolled back, releasing its locks.
-pub(crate) const IDLE_IN_TRANSACTION_TIMEOUT: Duration = Duration::from_secs(10);
+pub const IDLE_IN_TRANSACTION_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Longest a caller waits for one call (a read, or the answer of a write):
 /// then [`Unavailable`](crate::ErrorKind::Unavailable) `store_timeout`.
 /// Longer than [`ACQUIRE_TIMEOUT`], so a database that refuses connections
 /// is reported as such; short enough for a 503 within 5 s.
-pub(crate) const CALL_TIMEOUT: Duration = Duration::from_secs(4);
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(4);
 
 /// Longest a write's own task runs: past it, the write is abandoned (its
 /// transaction rolls back, on the server by
 /// [`IDLE_IN_TRANSACTION_TIMEOUT`] if the connection is gone).
-pub(crate) const WRITE_LIMIT: Duration = Duration::from_secs(30);
+pub const WRITE_LIMIT: Duration = Duration::from_secs(30);
 
 /// Longest a connection coming back to the pool may take to answer a
 /// ping before it is closed instead of reused.
-pub(crate) const RELEASE_CHECK_TIMEOUT: Duration = Duration::from_secs(2);
+pub const RELEASE_CHECK_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// The server's TCP keepalive on our sessions (seconds): idle time, probe
 /// interval, probes.
