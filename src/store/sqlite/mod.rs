@@ -19,10 +19,10 @@
 //! **A caller going away never cuts a write.** Every write runs as a task
 //! of its own, to completion (`crate::store::sql::calls`): a transaction is
 //! never dropped halfway because an HTTP client closed its connection.
-//! And a pooled connection is checked when it comes back to the pool: one
-//! still inside a transaction — which would keep SQLite's write lock, and
-//! make the next `BEGIN` on it fail — is closed (closing rolls back), never
-//! handed out again.
+//! And a pooled connection of a file database is checked when it comes
+//! back to the pool: one still inside a transaction — which would keep
+//! SQLite's write lock, and make the next `BEGIN` on it fail — is closed
+//! (closing rolls back), never handed out again.
 //!
 //! Readiness ([`Ping`](crate::store::Ping)) takes the write lock and lets
 //! go of it: a store whose lock is held elsewhere is reported not ready,
@@ -137,7 +137,10 @@ impl SqliteStore {
             .foreign_keys(true);
         // One connection that never closes: each in-memory connection would
         // otherwise be its own database, and closing the last one drops it.
-        let pool = pool_options()
+        // (So no `pool_options` here: closing a connection found inside a
+        // transaction would drop the database. Writes run detached from
+        // their callers, so no transaction is left open to find.)
+        let pool = SqlitePoolOptions::new()
             .max_connections(1)
             .min_connections(1)
             .idle_timeout(None)
