@@ -10,10 +10,15 @@
 //! `--database-url` (`ACCORD_DATABASE_URL`: `sqlite://FILE`, `postgres://…`
 //! or `memory:`), `--jwt-secret` (`ACCORD_JWT_SECRET`, HS256) or
 //! `--jwt-public-key-file` (`ACCORD_JWT_PUBLIC_KEY_FILE`, RS256/ES256 PEM),
-//! `--demo`. With no key it generates a secret and prints it with a
-//! development token (every scope, project `demo`). Logs go to stderr,
-//! filtered by `RUST_LOG` (default `info`). Ctrl-C or SIGTERM stops it
-//! gracefully: requests in flight finish.
+//! `--demo`, and the connection bounds of `accord::http::ServeConfig`:
+//! `--max-connections` (`ACCORD_MAX_CONNECTIONS`), `--header-read-timeout`,
+//! `--body-read-timeout`, `--idle-timeout`, `--request-timeout` (seconds;
+//! `ACCORD_HEADER_READ_TIMEOUT`, …). With no key it generates a secret and
+//! prints it with a development token (every scope, project `demo`). Logs
+//! go to stderr, filtered by `RUST_LOG` (default `info`). Ctrl-C or SIGTERM
+//! stops it gracefully: requests in flight finish. At start it raises its
+//! soft open-files limit to the hard limit: every connection is a file
+//! descriptor.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -22,7 +27,7 @@ use std::time::Duration;
 
 use accord::campaign::CampaignInput;
 use accord::consent::ContentQuery;
-use accord::http::{router, Api, Auth, Claims, HttpStore};
+use accord::http::{router, serve, Api, Auth, Claims, HttpStore, ServeConfig};
 use accord::store::memory::MemoryStore;
 use accord::store::postgres::PostgresStore;
 use accord::store::sqlite::SqliteStore;
@@ -61,6 +66,53 @@ pub struct Args {
     /// (idempotent: what is there already is left alone).
     #[arg(long)]
     pub demo: bool,
+    /// What clients may hold (timeouts, open connections).
+    #[command(flatten)]
+    pub serve: ServeFlags,
+}
+
+/// The flags of `accord::http::ServeConfig`; each defaults to its default.
+#[derive(Debug, Default, clap::Args)]
+pub struct ServeFlags {
+    /// Most connections open at once; newer ones get a 503 (default 4096).
+    #[arg(long, env = "ACCORD_MAX_CONNECTIONS")]
+    pub max_connections: Option<usize>,
+    /// Seconds a client may take to send a request head (default 10).
+    #[arg(long, env = "ACCORD_HEADER_READ_TIMEOUT")]
+    pub header_read_timeout: Option<u64>,
+    /// Seconds a client may take to send a request body (default 30).
+    #[arg(long, env = "ACCORD_BODY_READ_TIMEOUT")]
+    pub body_read_timeout: Option<u64>,
+    /// Seconds a kept-alive connection may wait between requests (default 60).
+    #[arg(long, env = "ACCORD_IDLE_TIMEOUT")]
+    pub idle_timeout: Option<u64>,
+    /// Seconds one request may take, head to end of response (default 60).
+    #[arg(long, env = "ACCORD_REQUEST_TIMEOUT")]
+    pub request_timeout: Option<u64>,
+}
+
+impl ServeFlags {
+    /// The serving bounds: the flags given, defaults for the others.
+    pub fn config(&self) -> ServeConfig {
+        let mut config = ServeConfig::default();
+        let secs = Duration::from_secs;
+        if let Some(n) = self.max_connections {
+            config.max_connections = n;
+        }
+        if let Some(s) = self.header_read_timeout {
+            config.header_read_timeout = secs(s);
+        }
+        if let Some(s) = self.body_read_timeout {
+            config.body_read_timeout = secs(s);
+        }
+        if let Some(s) = self.idle_timeout {
+            config.idle_timeout = secs(s);
+        }
+        if let Some(s) = self.request_timeout {
+            config.request_timeout = secs(s);
+        }
+        config
+    }
 }
 
 /// Any error, for `main`.
@@ -68,6 +120,8 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 fn main() -> Result<(), BoxError> {
     let args = Args::parse();
+    #[cfg(unix)]
+    raise_open_files_limit();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -84,6 +138,27 @@ fn main() -> Result<(), BoxError> {
         print!("{}", started.banner());
         started.done.await?
     })
+}
+
+/// Raises the soft limit on open files to the hard limit (as Go's runtime
+/// does): each connection is a file descriptor, and the usual soft limit
+/// of 1,024 would stop the server far below `--max-connections`.
+#[cfg(unix)]
+fn raise_open_files_limit() {
+    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+    // An unlimited hard limit cannot be the soft one on every system.
+    const ENOUGH: u64 = 1 << 20;
+    let limit = getrlimit(Resource::Nofile);
+    let target = limit.maximum.map_or(ENOUGH, |max| max.min(ENOUGH));
+    if limit.current.is_some_and(|current| current < target) {
+        let _ = setrlimit(
+            Resource::Nofile,
+            Rlimit {
+                current: Some(target),
+                maximum: limit.maximum,
+            },
+        );
+    }
 }
 
 /// A development secret generated because no key was configured, and a
@@ -202,11 +277,10 @@ async fn launch<S: HttpStore>(
     }
     let listener = tokio::net::TcpListener::bind(args.addr).await?;
     let addr = listener.local_addr()?;
-    tracing::info!(%addr, "listening");
+    let config = args.serve.config();
+    tracing::info!(%addr, ?config, "listening");
     let done = tokio::spawn(async move {
-        axum::serve(listener, router(api))
-            .with_graceful_shutdown(shutdown)
-            .await?;
+        serve(listener, router(api), config, shutdown).await?;
         tracing::info!("stopped");
         Ok(())
     });
@@ -241,8 +315,33 @@ const DEMO_ACTOR: &str = "demo-loader";
 
 /// The walkthrough's sample data: a privacy notice, a consent with two
 /// purposes (and their names), three campaigns. Each piece is created only
-/// if absent (by name or refCode), so loading twice changes nothing.
+/// if absent (by name, code or refCode), so loading twice changes nothing.
+///
+/// Servers that start together on one database do not both load it: the
+/// first campaign is the claim (a refCode is unique per project in every
+/// store, so exactly one server creates it); the server that made it loads
+/// the rest, the others wait until the last piece is there (30 s at most)
+/// and then only check. (If the claimant died halfway, the wait ends and
+/// the check completes what is missing.)
 async fn load_demo<S: HttpStore>(api: &Api<S>) -> Result<(), BoxError> {
+    let mut campaigns = Vec::new();
+    for doc in [
+        include_str!("demo/cart_discount.json"),
+        include_str!("demo/promo_code.json"),
+        include_str!("demo/freebie.json"),
+    ] {
+        campaigns.push(serde_json::from_str::<CampaignInput>(doc)?);
+    }
+    let (claim, last) = (&campaigns[0], &campaigns[campaigns.len() - 1]);
+    let claimed = ensure_campaign(api, claim.clone()).await?;
+    if !claimed {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while !demo_campaign_exists(api, &last.ref_code).await?
+            && std::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
     let consent_doc: Value = serde_json::from_str(include_str!("demo/consent.json"))?;
     let notice_id = ensure_content(
         api,
@@ -257,25 +356,45 @@ async fn load_demo<S: HttpStore>(api: &Api<S>) -> Result<(), BoxError> {
     for purpose in consent_doc["purposes"].as_array().into_iter().flatten() {
         ensure_content(api, "svc-purpose-v1", "code", purpose).await?;
     }
-    for doc in [
-        include_str!("demo/cart_discount.json"),
-        include_str!("demo/promo_code.json"),
-        include_str!("demo/freebie.json"),
-    ] {
-        let input: CampaignInput = serde_json::from_str(doc)?;
-        let exists = api
-            .campaigns()
-            .store()
-            .campaign_by_code(DEMO, &input.ref_code)
-            .await?
-            .is_some();
-        if !exists {
-            api.campaigns()
-                .create_campaign(DEMO, input, DEMO_ACTOR)
-                .await?;
-        }
+    // The last campaign last: its presence says the load is complete.
+    for input in campaigns.into_iter().skip(1) {
+        ensure_campaign(api, input).await?;
     }
     Ok(())
+}
+
+/// Whether the demo project has a campaign with `ref_code`.
+async fn demo_campaign_exists<S: HttpStore>(
+    api: &Api<S>,
+    ref_code: &str,
+) -> Result<bool, BoxError> {
+    Ok(api
+        .campaigns()
+        .store()
+        .campaign_by_code(DEMO, ref_code)
+        .await?
+        .is_some())
+}
+
+/// Creates the campaign unless its refCode exists; whether this call
+/// created it.
+async fn ensure_campaign<S: HttpStore>(
+    api: &Api<S>,
+    input: CampaignInput,
+) -> Result<bool, BoxError> {
+    if demo_campaign_exists(api, &input.ref_code).await? {
+        return Ok(false);
+    }
+    match api
+        .campaigns()
+        .create_campaign(DEMO, input, DEMO_ACTOR)
+        .await
+    {
+        Ok(_) => Ok(true),
+        // Another server created it first.
+        Err(e) if e.code() == "duplicate_ref_code" => Ok(false),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// The id of the record of `content_type` whose `key` attribute equals

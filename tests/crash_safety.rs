@@ -15,6 +15,9 @@
 //! redemptions charged to it; and each redeem that was in flight at the
 //! kill, retried with its idempotency key, is replayed (200) exactly when
 //! the store had recorded it.
+//!
+//! Also: two servers started with `--demo` at the same moment on one
+//! database load the sample data once.
 #![cfg(all(feature = "http", feature = "sqlite", feature = "postgres"))]
 #![allow(clippy::unwrap_used)]
 
@@ -33,7 +36,7 @@ use accord::consent::{ContentQuery, ContentType};
 use accord::http::Claims;
 use accord::store::postgres::PostgresStore;
 use accord::store::sqlite::SqliteStore;
-use accord::store::{ContentStore, RedemptionQuery, RedemptionStore};
+use accord::store::{CampaignQuery, CampaignStore, ContentStore, RedemptionQuery, RedemptionStore};
 use load::{Limits, Seeded, Target};
 use reliability_support::{fresh_schema, pg_url, ServerProcess};
 use rust_decimal::Decimal;
@@ -455,4 +458,66 @@ async fn postgres_one_of_two_servers_killed_mid_stream_loses_no_acknowledged_wri
     let store = PostgresStore::connect(&url).await.unwrap();
     verify(&store, &ts, &seeded, &ledger).await;
     store.close().await;
+}
+
+/// Two servers started with `--demo` at the same moment on one database:
+/// both start; one loads the sample data, the other finds it; nothing is
+/// stored twice.
+async fn demo_started_twice<S: ContentStore + CampaignStore>(
+    url: &str,
+    store: impl std::future::Future<Output = S>,
+) {
+    let args = || load::server::Args {
+        addr: ([127, 0, 0, 1], 0).into(),
+        database_url: url.to_owned(),
+        jwt_secret: Some(load::new_secret()),
+        jwt_public_key_file: None,
+        demo: true,
+        serve: load::server::ServeFlags::default(),
+    };
+    let (a, b) = tokio::join!(
+        Box::pin(load::server::start(args(), std::future::pending())),
+        Box::pin(load::server::start(args(), std::future::pending())),
+    );
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert!(a.demo && b.demo);
+    let store = store.await;
+    let campaigns = store
+        .list_campaigns("demo", &CampaignQuery::default())
+        .await
+        .unwrap();
+    let mut codes: Vec<String> = campaigns.items.into_iter().map(|c| c.ref_code).collect();
+    codes.sort();
+    assert_eq!(codes, ["CART10", "FREEGIFT", "WELCOME50"]);
+    for (content_type, count) in [
+        (ContentType::PrivacyNotice, 1),
+        (ContentType::Consent, 1),
+        (ContentType::Purpose, 2),
+    ] {
+        let page = store
+            .list_content("demo", content_type, &ContentQuery::default())
+            .await
+            .unwrap();
+        assert_eq!(page.total, count, "{content_type:?}: {:?}", page.items);
+    }
+    a.done.abort();
+    b.done.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sqlite_demo_started_twice_at_once_loads_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("demo.db");
+    let url = format!("sqlite://{}", path.display());
+    demo_started_twice(&url, async {
+        SqliteStore::open(path.to_str().unwrap()).await.unwrap()
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_demo_started_twice_at_once_loads_once() {
+    let Some(base_url) = pg_url() else { return };
+    let url = fresh_schema(&base_url, "demo").await;
+    demo_started_twice(&url, async { PostgresStore::connect(&url).await.unwrap() }).await;
 }

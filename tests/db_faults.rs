@@ -3,8 +3,11 @@
 //! 500 or a hang — while its database is unreachable, reports not ready,
 //! and serves again by itself once the database is back.
 //!
-//! - PostgreSQL: a TCP proxy between the server and the database; cutting
-//!   it drops every connection and refuses new ones.
+//! - PostgreSQL: a TCP proxy between the server and the database. Cutting
+//!   it drops every connection and refuses new ones; blackholing it stops
+//!   forwarding in both directions without closing anything (a network
+//!   that drops packets): connections, old and new, hang silently until
+//!   it forwards again.
 //! - SQLite: another connection holds the write lock past the busy
 //!   timeout; reads go on meanwhile.
 #![cfg(all(feature = "http", feature = "sqlite", feature = "postgres"))]
@@ -25,7 +28,9 @@ use load::{Limits, Seeded, Target};
 use reliability_support::{fresh_schema, pg_url};
 use reqwest::{Client, Method, Response};
 use sqlx::Connection;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 /// How long a request may take while the database is down.
@@ -38,12 +43,16 @@ const LIMITS: Limits = Limits {
 };
 
 /// A TCP proxy to `upstream` that can be cut (every connection dropped, new
-/// ones refused: the port is closed) and restored (the same port again).
+/// ones refused: the port is closed) and restored (the same port again),
+/// or blackholed (nothing forwarded either way, nothing closed; new
+/// connections are accepted and hang too) and let through again.
 struct Proxy {
     addr: SocketAddr,
     upstream: String,
     accept: Mutex<Option<JoinHandle<()>>>,
     conns: Arc<Mutex<Vec<JoinHandle<()>>>>,
+    /// `true` while blackholed.
+    holding: watch::Sender<bool>,
 }
 
 impl Proxy {
@@ -54,6 +63,7 @@ impl Proxy {
             upstream,
             accept: Mutex::new(None),
             conns: Arc::new(Mutex::new(Vec::new())),
+            holding: watch::channel(false).0,
         };
         proxy.serve(listener);
         proxy
@@ -61,12 +71,19 @@ impl Proxy {
 
     fn serve(&self, listener: TcpListener) {
         let (upstream, conns) = (self.upstream.clone(), self.conns.clone());
+        let holding = self.holding.clone();
         let task = tokio::spawn(async move {
-            while let Ok((mut inbound, _)) = listener.accept().await {
+            while let Ok((inbound, _)) = listener.accept().await {
                 let upstream = upstream.clone();
+                let holding = holding.subscribe();
                 let conn = tokio::spawn(async move {
-                    if let Ok(mut outbound) = TcpStream::connect(&upstream).await {
-                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                    if let Ok(outbound) = TcpStream::connect(&upstream).await {
+                        let (from_client, to_client) = inbound.into_split();
+                        let (from_db, to_db) = outbound.into_split();
+                        tokio::join!(
+                            pump(from_client, to_db, holding.clone()),
+                            pump(from_db, to_client, holding),
+                        );
                     }
                 });
                 conns.lock().unwrap().push(conn);
@@ -103,6 +120,40 @@ impl Proxy {
         };
         self.serve(listener);
     }
+
+    /// Stops forwarding, both ways, on every connection; closes nothing.
+    fn blackhole(&self) {
+        self.holding.send_replace(true);
+    }
+
+    /// Forwards again what was held, and what comes next.
+    fn let_through(&self) {
+        self.holding.send_replace(false);
+    }
+}
+
+/// Copies `from` to `to` until either closes, holding every chunk (unsent)
+/// while `holding` is true — as a network that drops packets holds them
+/// in TCP's retransmissions.
+async fn pump(
+    mut from: impl AsyncRead + Unpin,
+    mut to: impl AsyncWrite + Unpin,
+    mut holding: watch::Receiver<bool>,
+) {
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        let n = match from.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        if holding.wait_for(|held| !held).await.is_err() {
+            break;
+        }
+        if to.write_all(&buf[..n]).await.is_err() {
+            break;
+        }
+    }
+    let _ = to.shutdown().await;
 }
 
 /// `host:port` of a `postgres://` URL (port 5432 when absent).
@@ -312,11 +363,91 @@ async fn postgres_outage_is_a_fast_503_and_service_resumes_without_restart() {
     hosted.stop().await.unwrap();
 }
 
+/// A database behind a network that drops packets (no refusal, no reset):
+/// every call, reads and writes, old connections and new, answers a 503
+/// problem within 5 s — the server's own bounds, since nothing fails on
+/// the wire — over and over while it lasts (longer than the server's
+/// idle-in-transaction timeout); once packets flow again, the service
+/// comes back by itself, and the quotas balance.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_blackhole_is_a_fast_503_and_service_resumes_by_itself() {
+    let Some(base_url) = pg_url() else { return };
+    let url = fresh_schema(&base_url, "blackhole").await;
+    let proxy = Proxy::start(upstream_of(&url)).await;
+    let hosted = load::self_host(&via(&url, proxy.addr)).await.unwrap();
+    let t = hosted.target.clone();
+    let client = load::client();
+    let s = seed(&client, &t).await;
+    assert_recovers(&client, &t, &s, Duration::from_secs(1)).await;
+
+    let hammer = Hammer::start(&t, &s, 6);
+    for outage in 1..=2 {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let began = Instant::now();
+        proxy.blackhole();
+        assert_unavailable(&client, &t, &s, 3).await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert_unavailable(&client, &t, &s, 1).await;
+        // Past the server's idle-in-transaction timeout (10 s).
+        tokio::time::sleep(Duration::from_secs(11).saturating_sub(began.elapsed())).await;
+        assert_unavailable(&client, &t, &s, 1).await;
+        let held = began.elapsed();
+        proxy.let_through();
+        let back = assert_recovers(&client, &t, &s, Duration::from_secs(10)).await;
+        eprintln!("blackhole {outage} ({held:?}): service back {back:?} after packets flowed");
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    hammer.check().await;
+    let quotas = load::check_quotas(&client, &t, &s).await.unwrap();
+    assert!(quotas.holds() && quotas.complete > 0, "{quotas:?}");
+    hosted.stop().await.unwrap();
+}
+
+/// PostgreSQL: another session holds a lock that redeems need, longer than
+/// the statement timeout. A redeem then waits for the server to cancel its
+/// statement (3.5 s) and answers a 503 problem — not a 500, not a hang —
+/// while searches go on; once the lock goes, redeems succeed again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_lock_past_the_statement_timeout_is_a_503() {
+    let Some(base_url) = pg_url() else { return };
+    let url = fresh_schema(&base_url, "locked").await;
+    let hosted = load::self_host(&url).await.unwrap();
+    let t = hosted.target.clone();
+    let client = load::client();
+    let s = seed(&client, &t).await;
+    assert_recovers(&client, &t, &s, Duration::from_secs(1)).await;
+
+    let mut blocker = sqlx::PgConnection::connect(&url).await.unwrap();
+    sqlx::query("BEGIN").execute(&mut blocker).await.unwrap();
+    sqlx::query("LOCK TABLE quota_usage IN EXCLUSIVE MODE")
+        .execute(&mut blocker)
+        .await
+        .unwrap();
+    let began = Instant::now();
+    let res = call(&client, &t, &s, Call::Redeem, 1).await;
+    let elapsed = began.elapsed();
+    assert_eq!(res.status(), 503);
+    assert!(res.headers().contains_key("retry-after"));
+    assert_eq!(res.headers()["content-type"], "application/problem+json");
+    assert!(elapsed < FAIL_FAST, "redeem took {elapsed:?}");
+    eprintln!("PostgreSQL lock held: redeem answered 503 after {elapsed:?}");
+    let res = call(&client, &t, &s, Call::Search, 2).await;
+    assert_eq!(res.status(), 200, "search during the lock");
+
+    sqlx::query("ROLLBACK").execute(&mut blocker).await.unwrap();
+    drop(blocker);
+    assert_recovers(&client, &t, &s, Duration::from_secs(2)).await;
+    let quotas = load::check_quotas(&client, &t, &s).await.unwrap();
+    assert!(quotas.holds(), "{quotas:?}");
+    hosted.stop().await.unwrap();
+}
+
 /// SQLite: another process's connection holds the write lock longer than
 /// the busy timeout. A redeem then fails as a 503 problem with
 /// `Retry-After` (not a 500, and not later than the busy timeout plus a
-/// margin); reads are not blocked meanwhile (WAL); once the lock is
-/// released, writes succeed again.
+/// margin); reads are not blocked meanwhile (WAL), and `/readyz` reports
+/// the store not ready (it cannot take a write); once the lock is released,
+/// writes succeed again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sqlite_write_lock_past_the_busy_timeout_is_a_503_and_reads_go_on() {
     let dir = tempfile::tempdir().unwrap();
@@ -337,13 +468,22 @@ async fn sqlite_write_lock_past_the_busy_timeout_is_a_503_and_reads_go_on() {
         let (client, t, s) = (client.clone(), t.clone(), s.clone());
         tokio::spawn(async move { call(&client, &t, &s, Call::Redeem, 1).await })
     };
-    // Reads answer while the writer waits.
-    for what in [Call::Ready, Call::Search] {
-        let read_began = Instant::now();
-        let res = call(&client, &t, &s, what, 2).await;
-        assert_eq!(res.status(), 200, "{what:?} during the write lock");
-        assert!(read_began.elapsed() < Duration::from_secs(2));
-    }
+    // Reads answer while the writer waits; readiness says the store
+    // cannot take a write, quickly.
+    let read_began = Instant::now();
+    let res = call(&client, &t, &s, Call::Search, 2).await;
+    assert_eq!(res.status(), 200, "search during the write lock");
+    assert!(read_began.elapsed() < Duration::from_secs(2));
+    let ready_began = Instant::now();
+    let res = call(&client, &t, &s, Call::Ready, 2).await;
+    let ready_took = ready_began.elapsed();
+    assert_eq!(res.status(), 503, "readiness during the write lock");
+    assert_eq!(res.headers()["content-type"], "application/problem+json");
+    assert!(
+        ready_took < Duration::from_secs(2),
+        "readiness took {ready_took:?}"
+    );
+    eprintln!("SQLite write lock held: /readyz answered 503 after {ready_took:?}");
     let res = redeem.await.unwrap();
     let elapsed = began.elapsed();
     assert_eq!(res.status(), 503);

@@ -34,6 +34,19 @@ fn sign(alg: Algorithm, key: &EncodingKey, claims: &Value) -> String {
     jsonwebtoken::encode(&Header::new(alg), claims, key).unwrap()
 }
 
+/// An HS256 token of `claims` under the hand-made header `header`, signed
+/// with the test secret: a header jsonwebtoken's `Header` cannot express.
+fn sign_with_header(header: &Value, claims: &Value) -> String {
+    let message = format!(
+        "{}.{}",
+        b64(header.to_string().as_bytes()),
+        b64(claims.to_string().as_bytes())
+    );
+    let key = EncodingKey::from_secret(SECRET.as_bytes());
+    let signature = jsonwebtoken::crypto::sign(message.as_bytes(), &key, Algorithm::HS256).unwrap();
+    format!("{message}.{signature}")
+}
+
 fn good_claims() -> Value {
     serde_json::to_value(claims(scope::ALL, &[P])).unwrap()
 }
@@ -177,6 +190,88 @@ async fn every_bad_token_is_401_invalid_token() {
             c.starts_with("Bearer") && c.contains(r#"error="invalid_token""#),
             "{what}: {c}"
         );
+        problem(res, 401, "invalid_token").await;
+    }
+}
+
+/// Tokens that are signed right but name nobody, or whose header asks the
+/// verifier for more than it does (RFC 7515 `crit`, RFC 7797 `b64`).
+#[tokio::test]
+async fn tokens_naming_nobody_or_asking_for_more_are_401() {
+    let s = start().await;
+    let hs = EncodingKey::from_secret(SECRET.as_bytes());
+    let now = Utc::now().timestamp();
+    let mut empty_sub = good_claims();
+    empty_sub["sub"] = json!("");
+    let mut blank_sub = good_claims();
+    blank_sub["sub"] = json!("  ");
+    let mut sub_not_a_string = good_claims();
+    sub_not_a_string["sub"] = json!(42);
+    let mut exp_not_a_number = good_claims();
+    exp_not_a_number["exp"] = json!((now + 3600).to_string());
+    // The hand-made signing is right: the same header without the
+    // refused parameters passes.
+    let plain = sign_with_header(&json!({"alg": "HS256", "typ": "JWT"}), &good_claims());
+    let res = search_with(&s, Some(&format!("Bearer {plain}"))).await;
+    assert_eq!(res.status(), 200);
+    let cases: Vec<(&str, String)> = vec![
+        (
+            "empty sub",
+            format!("Bearer {}", sign(Algorithm::HS256, &hs, &empty_sub)),
+        ),
+        (
+            "blank sub",
+            format!("Bearer {}", sign(Algorithm::HS256, &hs, &blank_sub)),
+        ),
+        (
+            "sub not a string",
+            format!("Bearer {}", sign(Algorithm::HS256, &hs, &sub_not_a_string)),
+        ),
+        (
+            "exp not a number",
+            format!("Bearer {}", sign(Algorithm::HS256, &hs, &exp_not_a_number)),
+        ),
+        (
+            "crit naming an extension",
+            format!(
+                "Bearer {}",
+                sign_with_header(
+                    &json!({"alg": "HS256", "typ": "JWT", "crit": ["exp"]}),
+                    &good_claims()
+                )
+            ),
+        ),
+        (
+            "crit naming an unknown extension",
+            format!(
+                "Bearer {}",
+                sign_with_header(
+                    &json!({"alg": "HS256", "crit": ["urn:example:x"], "urn:example:x": 1}),
+                    &good_claims()
+                )
+            ),
+        ),
+        (
+            "unencoded payload (b64: false)",
+            format!(
+                "Bearer {}",
+                sign_with_header(
+                    &json!({"alg": "HS256", "b64": false, "crit": ["b64"]}),
+                    &good_claims()
+                )
+            ),
+        ),
+        (
+            "b64: false without crit",
+            format!(
+                "Bearer {}",
+                sign_with_header(&json!({"alg": "HS256", "b64": false}), &good_claims())
+            ),
+        ),
+    ];
+    for (what, header) in cases {
+        let res = search_with(&s, Some(&header)).await;
+        assert_eq!(res.status(), 401, "{what}");
         problem(res, 401, "invalid_token").await;
     }
 }

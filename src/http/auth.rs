@@ -8,10 +8,15 @@
 //!
 //! | Claim | Meaning |
 //! |---|---|
-//! | `sub` | who calls; becomes `createdBy`/`lastModifiedBy` (required) |
-//! | `exp` | expiry, seconds since the epoch (required, checked, 30 s leeway) |
+//! | `sub` | who calls; becomes `createdBy`/`lastModifiedBy` (required, not blank) |
+//! | `exp` | expiry, seconds since the epoch (required, checked, [`LEEWAY_SECS`] leeway) |
 //! | `scope` | space-separated scopes (see [`scope`]) |
 //! | `projects` | project ids the token may use, or `["*"]` for all |
+//!
+//! The header may not ask for more than the verifier does: a `crit`
+//! parameter (RFC 7515 §4.1.11: extensions the recipient must understand;
+//! this verifier understands none) or an unencoded payload (`b64: false`,
+//! RFC 7797) is refused rather than ignored.
 //!
 //! Missing, malformed, badly signed or expired token: 401 with
 //! `WWW-Authenticate: Bearer` (and `error="invalid_token"` when a token was
@@ -62,7 +67,9 @@ pub mod scope {
 /// hash size).
 pub const MIN_SECRET_BYTES: usize = 32;
 
-/// Clock skew tolerated on `exp` and `nbf`, in seconds.
+/// Clock skew tolerated on `exp` and `nbf`, in seconds: enough for hosts
+/// whose clocks are kept by NTP, short enough that an expired token stops
+/// working within half a minute. (At most 60 s, tested.)
 pub const LEEWAY_SECS: u64 = 30;
 
 /// How tokens are verified: one key and one pinned algorithm.
@@ -184,6 +191,7 @@ impl Auth {
             .ok_or_else(|| {
                 ApiError::unauthorized(true, "the Authorization header is not \"Bearer <token>\"")
             })?;
+        check_header(token).map_err(|why| ApiError::unauthorized(true, why))?;
         let data =
             jsonwebtoken::decode::<Claims>(token, &self.key, &self.validation).map_err(|e| {
                 use jsonwebtoken::errors::ErrorKind as K;
@@ -201,7 +209,76 @@ impl Auth {
                 };
                 ApiError::unauthorized(true, why)
             })?;
+        if data.claims.sub.trim().is_empty() {
+            return Err(ApiError::unauthorized(true, "the token's sub is empty"));
+        }
         Ok(Principal::from_claims(data.claims))
+    }
+}
+
+/// Refuses a token whose header asks for processing this verifier does not
+/// do (jsonwebtoken reads only the parameters it knows and would ignore
+/// these): any `crit` entry — every one names an extension the verifier
+/// would have to understand, and it understands none — and `b64` other
+/// than `true` (an unencoded payload: the signature would cover other
+/// bytes than the ones decoded).
+fn check_header(token: &str) -> Result<(), &'static str> {
+    use base64::Engine as _;
+    const MALFORMED: &str = "the token is malformed";
+    let encoded = token.split('.').next().unwrap_or_default();
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(encoded)
+        .map_err(|_| MALFORMED)?;
+    let header: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_slice(&bytes).map_err(|_| MALFORMED)?;
+    if header.contains_key("crit") {
+        return Err("the token's header lists critical extensions (crit), which are not accepted");
+    }
+    if header
+        .get("b64")
+        .is_some_and(|b64| b64 != &serde_json::Value::Bool(true))
+    {
+        return Err("the token's payload is not base64url encoded (b64), which is not accepted");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_leeway_is_at_most_a_minute() {
+        const { assert!(LEEWAY_SECS <= 60) };
+        assert_eq!(
+            Auth::hs256([7u8; 32]).unwrap().validation.leeway,
+            LEEWAY_SECS
+        );
+    }
+
+    /// `check_header` over the header JSON `h`.
+    fn header(h: &str) -> Result<(), &'static str> {
+        use base64::Engine as _;
+        let encoded = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(h);
+        check_header(&format!("{encoded}.e30.sig"))
+    }
+
+    #[test]
+    fn headers_asking_for_more_are_refused() {
+        assert!(header(r#"{"alg":"HS256","typ":"JWT"}"#).is_ok());
+        assert!(header(r#"{"alg":"HS256","b64":true}"#).is_ok());
+        for bad in [
+            r#"{"alg":"HS256","crit":["exp"]}"#,
+            r#"{"alg":"HS256","crit":[]}"#,
+            r#"{"alg":"HS256","crit":"b64","b64":false}"#,
+            r#"{"alg":"HS256","b64":false}"#,
+            r#"{"alg":"HS256","b64":"false"}"#,
+            r#"["alg"]"#,
+            "not json",
+        ] {
+            assert!(header(bad).is_err(), "{bad}");
+        }
+        assert!(check_header("%%%.e30.sig").is_err());
     }
 }
 

@@ -227,6 +227,60 @@ impl ApiError {
         )
     }
 
+    /// The request line's target (path and query) is longer than the
+    /// limit.
+    pub(crate) fn uri_too_long(limit: usize) -> Self {
+        ApiError::new(
+            StatusCode::URI_TOO_LONG,
+            "uri_too_long",
+            format!("the request target (path and query) exceeds {limit} bytes"),
+        )
+    }
+
+    /// The body did not arrive within the body read timeout.
+    pub(crate) fn body_timeout() -> Self {
+        ApiError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "body_timeout",
+            "the request body did not arrive in time",
+        )
+    }
+
+    /// What the server answers where the HTTP layer itself refuses a
+    /// request, before any route sees it (see `super::serve`): a head that
+    /// is not HTTP (400), too long a target (414) or head (431), a head
+    /// that did not arrive in time (408), a connection over the cap (503).
+    pub(crate) fn http_layer(status: StatusCode) -> Self {
+        let (code, detail) = match status.as_u16() {
+            400 => (
+                "malformed_request",
+                "the request is not valid HTTP/1.1".to_owned(),
+            ),
+            408 => (
+                "head_timeout",
+                "the request head did not arrive in time".to_owned(),
+            ),
+            414 => (
+                "uri_too_long",
+                "the request target (path and query) is too long".to_owned(),
+            ),
+            431 => (
+                "header_fields_too_large",
+                format!(
+                    "the request head exceeds {} bytes or {} header fields",
+                    super::serve::MAX_HEAD_BYTES,
+                    super::serve::MAX_HEADERS
+                ),
+            ),
+            503 => (
+                "too_many_connections",
+                "the server holds as many connections as it may; retry later".to_owned(),
+            ),
+            _ => ("bad_request", "the request was refused".to_owned()),
+        };
+        ApiError::new(status, code, detail)
+    }
+
     /// A bug: a handler panicked.
     pub(crate) fn panicked() -> Self {
         ApiError::new(

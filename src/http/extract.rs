@@ -21,6 +21,8 @@ pub const MAX_BODY_BYTES: usize = 1 << 20;
 ///   `application/*+json`): 415;
 /// - no body at all: 400 `body_required`;
 /// - over [`MAX_BODY_BYTES`]: 413;
+/// - not arrived within the body read timeout of
+///   [`serve`](super::serve): 408 `body_timeout`;
 /// - not JSON: 400 `malformed_json`;
 /// - a value of the wrong type: 400 `invalid_json` with the field path
 ///   (`cart.items[0].tags`);
@@ -61,6 +63,8 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
         let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
             if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
                 ApiError::payload_too_large(MAX_BODY_BYTES)
+            } else if super::serve::BodyTimeout::caused(&rejection) {
+                ApiError::body_timeout()
             } else {
                 ApiError::unreadable_body()
             }

@@ -15,7 +15,9 @@
 //! // Mount it in your own app: `Router::new().merge(router(api))`, or nest it.
 //! let app = router(api);
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
-//! axum::serve(listener, app).await?;
+//! // `serve` bounds what clients may hold (timeouts, a connection cap);
+//! // `axum::serve(listener, app)` works too, without those bounds.
+//! accord::http::serve(listener, app, Default::default(), std::future::pending()).await?;
 //! # Ok(()) }
 //! ```
 //!
@@ -31,8 +33,9 @@
 //! | `consent` | the six application-facing consent routes |
 //! | `content` | the content store |
 //! | `campaign` | the campaign routes |
-//! | `ops` | `/healthz`, `/readyz`, `/openapi.json`, the request log |
+//! | `ops` | `/healthz`, `/readyz`, `/openapi.json`, the request log, the target length limit |
 //! | `openapi` | the generated OpenAPI 3.1 document |
+//! | [`serve`] | HTTP/1.1 over TCP with timeouts and a connection cap; hyper's own refusals as problems |
 
 pub mod auth;
 mod campaign;
@@ -42,6 +45,7 @@ pub mod error;
 mod extract;
 mod openapi;
 mod ops;
+mod serve;
 
 use std::sync::Arc;
 
@@ -55,6 +59,7 @@ pub use content::ContentBody;
 pub use error::{status_of, ApiError, Problem, PROBLEM_JSON};
 pub use extract::MAX_BODY_BYTES;
 pub use ops::Health;
+pub use serve::{serve, ServeConfig, MAX_HEADERS, MAX_HEAD_BYTES, MAX_URI_BYTES};
 
 use crate::campaign::CampaignService;
 use crate::consent::ConsentService;
@@ -231,15 +236,17 @@ fn guarded<S: HttpStore>(
 /// host application (`Router::merge`/`nest`).
 ///
 /// Layers, outermost first: one info log line per request (route
-/// template, never the raw path), catch-panic (a 500 problem, never a
-/// dropped connection), the 1 MiB body limit; unknown paths get a 404
-/// problem and wrong methods a 405 problem.
+/// template, never the raw path), the request target limit (a 414 problem
+/// past [`MAX_URI_BYTES`]), catch-panic (a 500 problem, never a dropped
+/// connection), the 1 MiB body limit; unknown paths get a 404 problem and
+/// wrong methods a 405 problem.
 pub fn router<S: HttpStore>(api: Api<S>) -> Router {
     api_routes(&api)
         .fallback(error::route_not_found)
         .method_not_allowed_fallback(error::method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(CatchPanicLayer::custom(error::panic_response))
+        .layer(axum::middleware::from_fn(ops::limit_target))
         .layer(axum::middleware::from_fn(ops::log_request))
         .with_state(api)
 }

@@ -77,6 +77,20 @@ pub(crate) async fn openapi_json() -> Response {
         .into_response()
 }
 
+/// Refuses a request whose target (path and query) is longer than
+/// [`MAX_URI_BYTES`](super::MAX_URI_BYTES): a 414 problem. (hyper's own
+/// limit is far higher, and answers without a body.)
+pub(crate) async fn limit_target(req: Request, next: Next) -> Response {
+    let len = req
+        .uri()
+        .path_and_query()
+        .map_or(0, |target| target.as_str().len());
+    if len > super::MAX_URI_BYTES {
+        return ApiError::uri_too_long(super::MAX_URI_BYTES).into_response();
+    }
+    next.run(req).await
+}
+
 /// One log line per request at info (successful health probes at debug):
 /// method, route TEMPLATE, status, latency. Never the raw path, the query string, a body, a header or the
 /// client address: those can carry personal data (`dataSubject`, device

@@ -2,10 +2,13 @@
 //! [`Error`], the JSON shapes of the document columns, the campaign list's
 //! `ORDER BY`, and the search columns of its `q` filter.
 //!
-//! The consent half's shared pieces are in [`content`].
+//! The consent half's shared pieces are in [`content`]; how both stores
+//! implement the store traits (every write run to completion whatever
+//! happens to its caller) is in [`calls`].
 //!
 //! Nothing here is public: driver types stay inside the store modules.
 
+pub(crate) mod calls;
 pub(crate) mod content;
 
 use std::fmt::Write as _;
@@ -94,13 +97,19 @@ fn is_transient_sqlite(code: &str) -> bool {
 /// PostgreSQL SQLSTATEs: connection exceptions (08…), insufficient
 /// resources (53…, e.g. too many connections), operator intervention
 /// (57P01 admin shutdown, 57P02 crash shutdown, 57P03 cannot connect now),
+/// the server's own timeouts (57014 a statement cancelled by
+/// `statement_timeout`, 25P03 a session ended by
+/// `idle_in_transaction_session_timeout`, 57P05 by `idle_session_timeout`),
 /// and serialization failures or deadlocks that outlived the retries
 /// (40001, 40P01).
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 fn is_transient_sqlstate(code: &str) -> bool {
     code.starts_with("08")
         || code.starts_with("53")
-        || matches!(code, "57P01" | "57P02" | "57P03" | "40001" | "40P01")
+        || matches!(
+            code,
+            "57P01" | "57P02" | "57P03" | "57014" | "25P03" | "57P05" | "40001" | "40P01"
+        )
 }
 
 /// Whether `e` is a unique violation whose constraint (PostgreSQL) or
@@ -298,7 +307,9 @@ mod tests {
         assert!(is_transient_sqlstate("08006"));
         assert!(is_transient_sqlstate("57P01"));
         assert!(is_transient_sqlstate("40P01"));
-        // Digits, and 23505 & 0xff would be SQLite's BUSY: not transient.
+        assert!(is_transient_sqlstate("57014")); // statement_timeout
+        assert!(is_transient_sqlstate("25P03")); // idle_in_transaction_session_timeout
+                                                 // Digits, and 23505 & 0xff would be SQLite's BUSY: not transient.
         assert!(!is_transient_sqlstate("23505"));
     }
 

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use accord::http::{router, scope, Api, Auth, Claims, HttpStore};
+use accord::http::{router, scope, serve, Api, Auth, Claims, HttpStore, ServeConfig};
 use accord::store::memory::MemoryStore;
 use accord::ManualClock;
 use chrono::{DateTime, TimeZone, Utc};
@@ -60,12 +60,23 @@ pub async fn serve_api(
     }
 }
 
-/// Serves `api` on a free loopback port: its base URL, and a client.
+/// Serves `api` on a free loopback port (with `accord::http::serve`, as
+/// the server example does): its base URL, and a client.
 pub async fn listen<S: HttpStore>(api: Api<S>) -> (String, reqwest::Client) {
+    listen_with(api, ServeConfig::default()).await
+}
+
+/// [`listen`] with the serving bounds of `config`.
+pub async fn listen_with<S: HttpStore>(
+    api: Api<S>,
+    config: ServeConfig,
+) -> (String, reqwest::Client) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
-        axum::serve(listener, router(api)).await.unwrap();
+        serve(listener, router(api), config, std::future::pending())
+            .await
+            .unwrap();
     });
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(30))

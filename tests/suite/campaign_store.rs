@@ -14,6 +14,7 @@
 mod catalog;
 mod concurrency;
 mod data;
+mod races;
 mod redemptions;
 
 use accord::store::{CampaignStore, RedemptionStore};
@@ -21,6 +22,7 @@ use accord::store::{CampaignStore, RedemptionStore};
 pub use catalog::*;
 pub use concurrency::*;
 pub use data::*;
+pub use races::*;
 pub use redemptions::*;
 
 /// What the suite needs of a store.
@@ -57,6 +59,8 @@ macro_rules! campaign_store_tests {
             concurrent_redeems_never_oversell,
             concurrent_same_key_records_once,
             concurrent_cancels_give_back_once,
+            writes_dropped_midway_leave_the_store_whole,
+            cancels_racing_redeems_keep_usage_within_bounds,
         );
     };
     (@each $fixture:path; $($behaviour:ident),+ $(,)?) => {

@@ -7,6 +7,7 @@ use uuid::Uuid;
 use super::{retry, Abort, PostgresStore};
 use crate::campaign::{Campaign, CampaignStatus};
 use crate::store::campaign::too_many_campaigns;
+use crate::store::sql::calls::store_calls;
 use crate::store::sql::{
     campaign_not_found, campaign_order_by, corrupt, db_error, duplicate_id, duplicate_ref_code,
     is_unique_violation, limit_offset, quotas_from_json, quotas_json, rules_from_json, rules_json,
@@ -241,7 +242,11 @@ fn push_filters(qb: &mut QueryBuilder<'_, Postgres>, project: &str, query: &Camp
     }
 }
 
-impl CampaignStore for PostgresStore {
+store_calls!(impl CampaignStore for PostgresStore);
+
+/// The calls of [`CampaignStore`], which `store_calls!` wraps (see
+/// `crate::store::sql::calls`).
+impl PostgresStore {
     async fn insert_campaign_within(&self, campaign: &Campaign, max: u64) -> Result<()> {
         retry(|| try_insert(self, campaign, max)).await
     }

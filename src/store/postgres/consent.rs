@@ -19,6 +19,7 @@ use super::PostgresStore;
 use crate::consent::{
     AcceptanceStatus, ContentQuery, ContentRecord, ContentType, ContentWrite, PurposeEvent,
 };
+use crate::store::sql::calls::store_calls;
 use crate::store::sql::content::{
     content_not_found, content_type_from_db, data_from_json, data_json, duplicate_content_id,
     duplicate_event_id, stale_content_version, FilterValue,
@@ -195,7 +196,11 @@ fn push_order_by(qb: &mut QueryBuilder<'_, Postgres>, query: &ContentQuery) {
     qb.push("created_date, id");
 }
 
-impl ContentStore for PostgresStore {
+store_calls!(impl ContentStore for PostgresStore);
+
+/// The calls of [`ContentStore`], which `store_calls!` wraps (see
+/// `crate::store::sql::calls`).
+impl PostgresStore {
     async fn insert_content(&self, write: &ContentWrite) -> Result<ContentRecord> {
         let sql = format!(
             "INSERT INTO content_version (project_id, content_type, id, version, data, \
@@ -344,7 +349,11 @@ impl ContentStore for PostgresStore {
     }
 }
 
-impl ConsentLedger for PostgresStore {
+store_calls!(impl ConsentLedger for PostgresStore);
+
+/// The calls of [`ConsentLedger`], which `store_calls!` wraps (see
+/// `crate::store::sql::calls`).
+impl PostgresStore {
     async fn consents_of_app(&self, project: &str, app: &str) -> Result<Vec<ContentRecord>> {
         // The expression of content_version_application_idx; jsonb_typeof
         // keeps out numbers, whose ->> text could equal `app`.

@@ -10,16 +10,51 @@
 //! at READ COMMITTED; one that the database aborts as a deadlock victim or a
 //! serialization failure is run again, a few times, before the call fails
 //! as [`Unavailable`](crate::ErrorKind::Unavailable).
+//!
+//! **Bounded waits.** Every call is bounded in time, so that a database
+//! that stops answering — down, or behind a network that drops packets
+//! without refusing them — turns every call into an
+//! [`Unavailable`](crate::ErrorKind::Unavailable) error (HTTP 503) within
+//! [`CALL_TIMEOUT`], and the store recovers by itself when the database
+//! answers again:
+//!
+//! | Bound | Value | What it stops |
+//! |---|---|---|
+//! | acquire (and connect) | [`ACQUIRE_TIMEOUT`] | waiting for a connection, or for a new one while the database refuses or ignores connections |
+//! | `statement_timeout` (server) | [`STATEMENT_TIMEOUT`] | a statement the database runs too long (lock waits included) |
+//! | `idle_in_transaction_session_timeout` (server) | [`IDLE_IN_TRANSACTION_TIMEOUT`] | a transaction whose client vanished keeping its row locks |
+//! | server TCP keepalive | 30 s idle, then 3 probes 10 s apart | the server holding a dead client's session |
+//! | call | [`CALL_TIMEOUT`] | the caller waiting on a connection whose answers no longer arrive |
+//! | write task | [`WRITE_LIMIT`] | a write's own task waiting on such a connection |
+//! | release check | [`RELEASE_CHECK_TIMEOUT`] | a connection that stopped answering going back to the pool |
+//!
+//! The server settings are sent as startup options by
+//! [`PostgresStore::connect`], unless the URL's `options` sets them (a
+//! pool that cannot take startup options, such as PgBouncer's transaction
+//! mode, can be configured by hand and passed to
+//! [`PostgresStore::from_pool`]). sqlx exposes no client-side TCP
+//! keepalive; the call and write bounds take its place.
+//!
+//! **A caller going away never cuts a write.** Every write runs as a task
+//! of its own, to completion or to [`WRITE_LIMIT`]
+//! (`crate::store::sql::calls`); a caller that stops waiting after
+//! [`CALL_TIMEOUT`] gets `store_timeout` (the write may still commit: a
+//! retry with the same idempotency key finds it). A pooled connection that
+//! comes back inside a transaction, or does not answer a ping within
+//! [`RELEASE_CHECK_TIMEOUT`], is closed, never handed out again.
 
 mod campaign;
 mod consent;
 mod redemption;
 
 use std::future::Future;
+use std::str::FromStr;
 use std::time::Duration;
 
-use sqlx::postgres::{PgPool, PgPoolOptions};
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
+use sqlx::Connection;
 
+use super::sql::calls::{detached, read_timed_out};
 use super::sql::{db_error, migrate_error};
 use crate::{Error, Result};
 
@@ -35,7 +70,35 @@ const POOL_SIZE: u32 = 10;
 /// request hangs when the database is down: the client gets a 503 with
 /// `Retry-After` after this long at most, not a stalled connection.
 /// (sqlx retries a refused connection until this deadline.)
-pub(crate) const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
+pub const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// The server's `statement_timeout`: longest a statement may run, waits
+/// for row locks included.
+pub const STATEMENT_TIMEOUT: Duration = Duration::from_millis(3500);
+
+/// The server's `idle_in_transaction_session_timeout`: a session left
+/// inside a transaction this long (its client vanished) is ended, and its
+/// transaction rolled back, releasing its locks.
+pub const IDLE_IN_TRANSACTION_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Longest a caller waits for one call (a read, or the answer of a write):
+/// then [`Unavailable`](crate::ErrorKind::Unavailable) `store_timeout`.
+/// Longer than [`ACQUIRE_TIMEOUT`], so a database that refuses connections
+/// is reported as such; short enough for a 503 within 5 s.
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(4);
+
+/// Longest a write's own task runs: past it, the write is abandoned (its
+/// transaction rolls back, on the server by
+/// [`IDLE_IN_TRANSACTION_TIMEOUT`] if the connection is gone).
+pub const WRITE_LIMIT: Duration = Duration::from_secs(30);
+
+/// Longest a connection coming back to the pool may take to answer a
+/// ping before it is closed instead of reused.
+pub const RELEASE_CHECK_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The server's TCP keepalive on our sessions (seconds): idle time, probe
+/// interval, probes.
+const SERVER_KEEPALIVE: (u32, u32, u32) = (30, 10, 3);
 
 /// Runs of a transaction the database aborted as a deadlock victim or a
 /// serialization failure, before giving up.
@@ -62,13 +125,40 @@ impl PostgresStore {
     /// migrates the database.
     ///
     /// The pool fails fast while the database is unreachable and recovers
-    /// by itself when it is back (see `pool_options`).
+    /// by itself when it is back (see the module docs for every bound).
     pub async fn connect(url: &str) -> Result<PostgresStore> {
+        let options = PostgresStore::connect_options(url)?;
         let pool = PostgresStore::pool_options()
-            .connect(url)
+            .connect_with(options)
             .await
             .map_err(db_error)?;
         PostgresStore::from_pool(pool).await
+    }
+
+    /// The connect options of `url` plus the server-side bounds of the
+    /// module docs, each unless the URL's `options` already sets it.
+    fn connect_options(url: &str) -> Result<PgConnectOptions> {
+        let options = PgConnectOptions::from_str(url).map_err(db_error)?;
+        let given = options.get_options().unwrap_or_default().to_owned();
+        let (idle, interval, count) = SERVER_KEEPALIVE;
+        let settings = [
+            (
+                "statement_timeout",
+                STATEMENT_TIMEOUT.as_millis().to_string(),
+            ),
+            (
+                "idle_in_transaction_session_timeout",
+                IDLE_IN_TRANSACTION_TIMEOUT.as_millis().to_string(),
+            ),
+            ("tcp_keepalives_idle", idle.to_string()),
+            ("tcp_keepalives_interval", interval.to_string()),
+            ("tcp_keepalives_count", count.to_string()),
+        ];
+        Ok(options.options(
+            settings
+                .into_iter()
+                .filter(|(name, _)| !given.contains(name)),
+        ))
     }
 
     /// The pool settings of [`connect`](Self::connect): 10 connections; a
@@ -76,19 +166,24 @@ impl PostgresStore {
     /// then fails as [`Unavailable`](crate::ErrorKind::Unavailable) (HTTP
     /// 503); every pooled connection is checked before use, so connections
     /// the database or the network dropped are replaced rather than handed
-    /// out.
+    /// out; one that comes back inside a transaction, or does not answer
+    /// within [`RELEASE_CHECK_TIMEOUT`], is closed.
     fn pool_options() -> PgPoolOptions {
         PgPoolOptions::new()
             .max_connections(POOL_SIZE)
             .acquire_timeout(ACQUIRE_TIMEOUT)
             .test_before_acquire(true)
+            .after_release(|conn, _| Box::pin(async move { released_clean(conn).await }))
+            .before_acquire(|conn, _| Box::pin(async move { Ok(!conn.is_in_transaction()) }))
     }
 
     /// A store on a pool the application configured itself; migrates the
     /// database. (Concurrent migrations from several processes are safe:
-    /// sqlx serialises them with an advisory lock.)
+    /// sqlx serialises them with an advisory lock.) The calls of the store
+    /// are bounded as the module docs say; the server-side settings are
+    /// the pool's own.
     pub async fn from_pool(pool: PgPool) -> Result<PostgresStore> {
-        MIGRATOR.run(&pool).await.map_err(migrate_error)?;
+        migrate(&pool).await?;
         Ok(PostgresStore { pool })
     }
 
@@ -100,6 +195,89 @@ impl PostgresStore {
     pub(crate) fn pool(&self) -> &PgPool {
         &self.pool
     }
+
+    /// Runs a read in place, for [`CALL_TIMEOUT`] at most. See
+    /// `crate::store::sql::calls`.
+    async fn read_call<T>(&self, read: impl Future<Output = Result<T>>) -> Result<T> {
+        tokio::time::timeout(CALL_TIMEOUT, read)
+            .await
+            .unwrap_or_else(|_| Err(read_timed_out(CALL_TIMEOUT)))
+    }
+
+    /// Runs a write to completion (or to [`WRITE_LIMIT`]) as a task of its
+    /// own; the caller waits [`CALL_TIMEOUT`] at most. See
+    /// `crate::store::sql::calls`.
+    async fn write_call<T, F, Fut>(&self, write: F) -> Result<T>
+    where
+        F: FnOnce(PostgresStore) -> Fut,
+        Fut: Future<Output = Result<T>> + Send + 'static,
+        T: Send + 'static,
+    {
+        let work = write(self.clone());
+        let bounded = async move {
+            tokio::time::timeout(WRITE_LIMIT, work)
+                .await
+                .unwrap_or_else(|_| Err(read_timed_out(WRITE_LIMIT)))
+        };
+        detached(bounded, Some(CALL_TIMEOUT)).await
+    }
+
+    /// Whether the database takes writes now: it answers, within
+    /// [`CALL_TIMEOUT`], and is not read-only (a standby, or
+    /// `default_transaction_read_only`).
+    pub(crate) async fn check_writable(&self) -> Result<()> {
+        let read_only: String = self
+            .read_call(async {
+                sqlx::query_scalar("SHOW transaction_read_only")
+                    .fetch_one(self.pool())
+                    .await
+                    .map_err(db_error)
+            })
+            .await?;
+        if read_only == "on" {
+            return Err(Error::unavailable("the database is read-only"));
+        }
+        Ok(())
+    }
+}
+
+/// Runs the migrations on a connection of their own, without the
+/// statement timeout: a migration may take longer than a request (an index
+/// on a big table) and waits for another process's migration lock. The
+/// connection is closed afterwards, so its settings never reach the pool.
+async fn migrate(pool: &PgPool) -> Result<()> {
+    let mut conn = pool.acquire().await.map_err(db_error)?;
+    sqlx::query("SET statement_timeout = 0")
+        .execute(&mut *conn)
+        .await
+        .map_err(db_error)?;
+    let migrated = MIGRATOR.run(&mut *conn).await.map_err(migrate_error);
+    let _ = conn.detach().close().await;
+    migrated
+}
+
+/// Whether a connection back in the pool may be reused: it answers a ping
+/// within [`RELEASE_CHECK_TIMEOUT`] and is outside any transaction. (sqlx
+/// pings it again after this, without a bound: a connection whose answers
+/// stopped arriving must not reach that ping.)
+async fn released_clean(conn: &mut PgConnection) -> std::result::Result<bool, sqlx::Error> {
+    match tokio::time::timeout(RELEASE_CHECK_TIMEOUT, conn.ping()).await {
+        Ok(answered) => answered?,
+        Err(_) => {
+            return Err(sqlx::Error::Io(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "a released connection did not answer a ping",
+            )))
+        }
+    }
+    let clean = !conn.is_in_transaction();
+    if !clean {
+        tracing::warn!(
+            target: "accord::store",
+            "a pooled PostgreSQL connection came back inside a transaction: closed"
+        );
+    }
+    Ok(clean)
 }
 
 // Every storage role, checked when the crate compiles.
@@ -172,5 +350,32 @@ mod tests {
         assert!(options.get_acquire_timeout() <= Duration::from_secs(5));
         assert!(options.get_test_before_acquire());
         assert_eq!(options.get_max_connections(), POOL_SIZE);
+        // A caller hears within 5 s, and hears of a refused database (the
+        // acquire timeout) rather than of its own call timeout.
+        assert!(ACQUIRE_TIMEOUT < CALL_TIMEOUT && CALL_TIMEOUT < Duration::from_secs(5));
+        assert!(STATEMENT_TIMEOUT < CALL_TIMEOUT);
+        assert!(CALL_TIMEOUT < WRITE_LIMIT);
+    }
+
+    #[test]
+    fn server_bounds_go_with_the_connection_unless_the_url_sets_them() {
+        let options =
+            PostgresStore::connect_options("postgres://u@h/db?options=-c%20search_path%3Ds")
+                .unwrap();
+        let sent = options.get_options().unwrap();
+        assert!(sent.contains("search_path=s"), "{sent}");
+        assert!(sent.contains("-c statement_timeout=3500"), "{sent}");
+        assert!(
+            sent.contains("-c idle_in_transaction_session_timeout=10000"),
+            "{sent}"
+        );
+        assert!(sent.contains("-c tcp_keepalives_idle=30"), "{sent}");
+        let options = PostgresStore::connect_options(
+            "postgres://u@h/db?options=-c%20statement_timeout%3D60000",
+        )
+        .unwrap();
+        let sent = options.get_options().unwrap();
+        assert_eq!(sent.matches("statement_timeout").count(), 1, "{sent}");
+        assert!(sent.contains("statement_timeout=60000"), "{sent}");
     }
 }

@@ -27,6 +27,7 @@ use uuid::Uuid;
 use super::campaign::col;
 use super::{retry, Abort, PostgresStore};
 use crate::campaign::{QuotaCharge, QuotaUsage, Redemption, TxStatus};
+use crate::store::sql::calls::store_calls;
 use crate::store::sql::{action_txs_from_json, action_txs_json, db_error, limit_offset};
 use crate::store::{Page, RedeemOutcome, RedemptionPlan, RedemptionQuery, RedemptionStore};
 use crate::{Error, Result};
@@ -310,7 +311,11 @@ async fn try_list(
     })
 }
 
-impl RedemptionStore for PostgresStore {
+store_calls!(impl RedemptionStore for PostgresStore);
+
+/// The calls of [`RedemptionStore`], which `store_calls!` wraps (see
+/// `crate::store::sql::calls`).
+impl PostgresStore {
     async fn redeem(&self, plan: &RedemptionPlan) -> Result<RedeemOutcome> {
         retry(|| try_redeem(self, &plan.redemption)).await
     }

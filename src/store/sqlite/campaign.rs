@@ -8,6 +8,7 @@ use uuid::Uuid;
 use super::SqliteStore;
 use crate::campaign::{Campaign, CampaignStatus};
 use crate::store::campaign::too_many_campaigns;
+use crate::store::sql::calls::store_calls;
 use crate::store::sql::{
     campaign_not_found, campaign_order_by, corrupt, db_error, duplicate_id, duplicate_ref_code,
     is_unique_violation, limit_offset, quotas_from_json, quotas_json, rules_from_json, rules_json,
@@ -118,7 +119,11 @@ fn push_filters(qb: &mut QueryBuilder<'_, Sqlite>, project: &str, query: &Campai
     }
 }
 
-impl CampaignStore for SqliteStore {
+store_calls!(impl CampaignStore for SqliteStore);
+
+/// The calls of [`CampaignStore`], which `store_calls!` wraps (see
+/// `crate::store::sql::calls`).
+impl SqliteStore {
     async fn insert_campaign_within(&self, campaign: &Campaign, max: u64) -> Result<()> {
         // The write transaction holds SQLite's one write lock: the count
         // cannot change before the insert commits.

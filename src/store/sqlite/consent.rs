@@ -18,6 +18,7 @@ use super::SqliteStore;
 use crate::consent::{
     AcceptanceStatus, ContentQuery, ContentRecord, ContentType, ContentWrite, PurposeEvent,
 };
+use crate::store::sql::calls::store_calls;
 use crate::store::sql::content::{
     content_not_found, content_type_from_db, data_from_json, data_json, duplicate_content_id,
     duplicate_event_id, json_path, number_keys_json, stale_content_version, FilterValue,
@@ -194,7 +195,11 @@ fn push_order_by(qb: &mut QueryBuilder<'_, Sqlite>, query: &ContentQuery) {
     qb.push("v.created_date, v.id");
 }
 
-impl ContentStore for SqliteStore {
+store_calls!(impl ContentStore for SqliteStore);
+
+/// The calls of [`ContentStore`], which `store_calls!` wraps (see
+/// `crate::store::sql::calls`).
+impl SqliteStore {
     async fn insert_content(&self, write: &ContentWrite) -> Result<ContentRecord> {
         let data = data_json(&write.data)?;
         let number_keys = number_keys_json(&write.data)?;
@@ -364,7 +369,11 @@ impl ContentStore for SqliteStore {
     }
 }
 
-impl ConsentLedger for SqliteStore {
+store_calls!(impl ConsentLedger for SqliteStore);
+
+/// The calls of [`ConsentLedger`], which `store_calls!` wraps (see
+/// `crate::store::sql::calls`).
+impl SqliteStore {
     async fn consents_of_app(&self, project: &str, app: &str) -> Result<Vec<ContentRecord>> {
         // The expression of content_version_application_idx; json_type
         // keeps out numbers and arrays whose SQL value equals the text. The

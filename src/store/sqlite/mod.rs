@@ -12,7 +12,21 @@
 //! Within one process, writers also queue on an async mutex before asking
 //! SQLite for the lock: waiting on the mutex is a wake-up, where waiting in
 //! SQLite's busy handler is a sleep-and-poll, so a busy process keeps its
-//! throughput.
+//! throughput. The queue is bounded like the lock: a writer that waits on
+//! it longer than the busy timeout fails as
+//! [`Unavailable`](crate::ErrorKind::Unavailable).
+//!
+//! **A caller going away never cuts a write.** Every write runs as a task
+//! of its own, to completion (`crate::store::sql::calls`): a transaction is
+//! never dropped halfway because an HTTP client closed its connection.
+//! And a pooled connection of a file database is checked when it comes
+//! back to the pool: one still inside a transaction — which would keep
+//! SQLite's write lock, and make the next `BEGIN` on it fail — is closed
+//! (closing rolls back), never handed out again.
+//!
+//! Readiness ([`Ping`](crate::store::Ping)) takes the write lock and lets
+//! go of it: a store whose lock is held elsewhere is reported not ready,
+//! although it still answers reads.
 //!
 //! The consent half keeps every content version and purpose event
 //! (append-only), numbered by one `seq` counter bumped in the same
@@ -23,6 +37,7 @@ mod campaign;
 mod consent;
 mod redemption;
 
+use std::future::Future;
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,11 +45,12 @@ use std::time::Duration;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
-use sqlx::{Sqlite, Transaction};
+use sqlx::{Connection, Sqlite, SqliteConnection, Transaction};
 use tokio::sync::{Mutex, MutexGuard};
 
+use super::sql::calls::detached;
 use super::sql::{db_error, migrate_error};
-use crate::Result;
+use crate::{Error, Result};
 
 /// The schema, embedded at compile time from `migrations/sqlite`.
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
@@ -42,6 +58,10 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
 /// How long a statement waits for another process's write lock before the
 /// call fails with [`ErrorKind::Unavailable`](crate::ErrorKind::Unavailable).
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a readiness probe waits for the write lock before it reports
+/// the store not ready.
+const READY_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// Connections of a file store's pool. SQLite runs each on its own thread;
 /// writes are serialised anyway, so a few suffice for concurrent reads.
@@ -101,7 +121,7 @@ impl SqliteStore {
             .synchronous(SqliteSynchronous::Full)
             .foreign_keys(true)
             .busy_timeout(BUSY_TIMEOUT);
-        let pool = SqlitePoolOptions::new()
+        let pool = pool_options()
             .max_connections(POOL_SIZE)
             .connect_with(options)
             .await
@@ -117,6 +137,9 @@ impl SqliteStore {
             .foreign_keys(true);
         // One connection that never closes: each in-memory connection would
         // otherwise be its own database, and closing the last one drops it.
+        // (So no `pool_options` here: closing a connection found inside a
+        // transaction would drop the database. Writes run detached from
+        // their callers, so no transaction is left open to find.)
         let pool = SqlitePoolOptions::new()
             .max_connections(1)
             .min_connections(1)
@@ -129,13 +152,16 @@ impl SqliteStore {
     }
 
     async fn migrated(pool: SqlitePool) -> Result<SqliteStore> {
-        // SQLite has no migration lock. When two processes open a new file
-        // at the same moment, the loser's migration fails on the winner's
-        // tables; by then they are in place, so one more run finds every
-        // migration applied.
-        if MIGRATOR.run(&pool).await.is_err() {
-            MIGRATOR.run(&pool).await.map_err(migrate_error)?;
-        }
+        // SQLite has no migration lock: the migrations run inside one
+        // `BEGIN IMMEDIATE` transaction (each migration a savepoint in it),
+        // which holds the file's write lock, so processes opening a new
+        // file at the same moment migrate one after the other, and the
+        // later ones find every migration applied.
+        let mut conn = pool.acquire().await.map_err(db_error)?;
+        let mut tx = conn.begin_with("BEGIN IMMEDIATE").await.map_err(db_error)?;
+        MIGRATOR.run(&mut *tx).await.map_err(migrate_error)?;
+        tx.commit().await.map_err(db_error)?;
+        drop(conn);
         Ok(SqliteStore {
             pool,
             write_gate: Arc::new(Mutex::new(())),
@@ -150,7 +176,14 @@ impl SqliteStore {
 
     /// Starts a write transaction (see the module docs).
     pub(crate) async fn write(&self) -> Result<WriteTx<'_>> {
-        let gate = self.write_gate.lock().await;
+        let gate = tokio::time::timeout(BUSY_TIMEOUT, self.write_gate.lock())
+            .await
+            .map_err(|_| {
+                Error::unavailable(format!(
+                    "waited {} s behind this process's other writers",
+                    BUSY_TIMEOUT.as_secs()
+                ))
+            })?;
         let tx = self
             .pool
             .begin_with("BEGIN IMMEDIATE")
@@ -167,5 +200,102 @@ impl SqliteStore {
 
     pub(crate) fn pool(&self) -> &SqlitePool {
         &self.pool
+    }
+
+    /// Runs a read (in place: a dropped read loses nothing). See
+    /// `crate::store::sql::calls`.
+    async fn read_call<T>(&self, read: impl Future<Output = Result<T>>) -> Result<T> {
+        read.await
+    }
+
+    /// Runs a write to completion as a task of its own; the caller waits
+    /// for it. The write is bounded by the store's own timeouts: the queue
+    /// of this process's writers and SQLite's busy timeout. See
+    /// `crate::store::sql::calls`.
+    async fn write_call<T, F, Fut>(&self, write: F) -> Result<T>
+    where
+        F: FnOnce(SqliteStore) -> Fut,
+        Fut: Future<Output = Result<T>> + Send + 'static,
+        T: Send + 'static,
+    {
+        detached(write(self.clone()), None).await
+    }
+
+    /// Whether a write could start now: takes this process's write queue
+    /// and SQLite's write lock, and lets go of both. Not ready when that
+    /// takes longer than [`READY_TIMEOUT`]; the probe itself goes on in
+    /// the background until the lock or the busy timeout.
+    pub(crate) async fn check_writable(&self) -> Result<()> {
+        let probe = self.write_call(|s| async move {
+            let w = s.write().await?;
+            w.tx.rollback().await.map_err(db_error)
+        });
+        match tokio::time::timeout(READY_TIMEOUT, probe).await {
+            Ok(result) => result,
+            Err(_) => Err(Error::unavailable(format!(
+                "the write lock was not available within {} ms",
+                READY_TIMEOUT.as_millis()
+            ))),
+        }
+    }
+}
+
+/// The pool settings of every SQLite store: a connection that comes back
+/// to the pool inside a transaction nobody owns any more is closed, not
+/// reused (see the module docs). The check runs after a ping, which runs
+/// after any rollback the driver queued when a transaction was dropped, so
+/// only a transaction that really stayed open is caught.
+fn pool_options() -> SqlitePoolOptions {
+    SqlitePoolOptions::new()
+        .after_release(|conn, _| Box::pin(async move { released_clean(conn).await }))
+        .before_acquire(|conn, _| Box::pin(async move { Ok(!conn.is_in_transaction()) }))
+}
+
+/// Whether a connection back in the pool may be reused: it answers and is
+/// outside any transaction.
+async fn released_clean(conn: &mut SqliteConnection) -> std::result::Result<bool, sqlx::Error> {
+    conn.ping().await?;
+    let clean = !conn.is_in_transaction();
+    if !clean {
+        tracing::warn!(
+            target: "accord::store",
+            "a pooled SQLite connection came back inside a transaction: closed (rolled back)"
+        );
+    }
+    Ok(clean)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::CampaignStore;
+
+    /// A connection released inside a transaction that holds the write
+    /// lock (what a write cut midway used to leave behind) is closed, so
+    /// the lock is free again and later writes neither wait for it nor
+    /// find a connection at the wrong transaction depth.
+    #[tokio::test]
+    async fn a_connection_released_inside_a_transaction_is_discarded() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(dir.path().join("a.db").to_str().unwrap())
+            .await
+            .unwrap();
+        for _ in 0..3 {
+            let mut conn = store.pool().acquire().await.unwrap();
+            let tx = conn.begin_with("BEGIN IMMEDIATE").await.unwrap();
+            // The transaction's owner disappears without a rollback.
+            std::mem::forget(tx);
+            assert!(conn.is_in_transaction());
+            drop(conn);
+        }
+        let began = std::time::Instant::now();
+        for _ in 0..(2 * POOL_SIZE) {
+            let started = std::time::Instant::now();
+            assert!(!store.delete_campaign("p", uuid::Uuid::nil()).await.unwrap());
+            assert!(store.all_campaigns("p").await.unwrap().is_empty());
+            store.check_writable().await.unwrap();
+            assert!(started.elapsed() < Duration::from_secs(1));
+        }
+        assert!(began.elapsed() < Duration::from_secs(2));
     }
 }

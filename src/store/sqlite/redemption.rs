@@ -18,6 +18,7 @@ use uuid::Uuid;
 use super::campaign::{col, from_micros, micros, parse_uuid};
 use super::SqliteStore;
 use crate::campaign::{QuotaCharge, QuotaUsage, Redemption, TxStatus};
+use crate::store::sql::calls::store_calls;
 use crate::store::sql::{action_txs_from_json, action_txs_json, corrupt, db_error, limit_offset};
 use crate::store::{Page, RedeemOutcome, RedemptionPlan, RedemptionQuery, RedemptionStore};
 use crate::{Error, Result};
@@ -185,7 +186,11 @@ async fn insert_redemption(conn: &mut SqliteConnection, r: &Redemption) -> Resul
     Ok(())
 }
 
-impl RedemptionStore for SqliteStore {
+store_calls!(impl RedemptionStore for SqliteStore);
+
+/// The calls of [`RedemptionStore`], which `store_calls!` wraps (see
+/// `crate::store::sql::calls`).
+impl SqliteStore {
     async fn redeem(&self, plan: &RedemptionPlan) -> Result<RedeemOutcome> {
         let r = &plan.redemption;
         let mut w = self.write().await?;
