@@ -8,6 +8,8 @@
 #![cfg(feature = "http")]
 
 mod http_support;
+#[path = "pg_support/mod.rs"]
+mod pg_support;
 
 use std::sync::Arc;
 
@@ -343,12 +345,14 @@ async fn sqlite_store_keeps_every_version() {
 
 #[tokio::test]
 async fn postgres_store_keeps_every_version() {
-    let Ok(url) = std::env::var("ACCORD_TEST_PG_URL") else {
-        eprintln!("ACCORD_TEST_PG_URL not set: PostgreSQL not tested");
+    let Some(url) = pg_support::database_url("the content versions over PostgreSQL") else {
         return;
     };
+    // A schema of its own: the database is shared with other checkouts,
+    // whose migrations may differ.
+    let schema = pg_support::create_schema(&url, "versions", "").await;
     let store = Arc::new(
-        accord::store::postgres::PostgresStore::connect(&url)
+        accord::store::postgres::PostgresStore::connect(&pg_support::with_schema(&url, &schema))
             .await
             .unwrap(),
     );
