@@ -16,7 +16,9 @@
 //! `ACCORD_HEADER_READ_TIMEOUT`, …). With no key it generates a secret and
 //! prints it with a development token (every scope, project `demo`). Logs
 //! go to stderr, filtered by `RUST_LOG` (default `info`). Ctrl-C or SIGTERM
-//! stops it gracefully: requests in flight finish. At start it raises its
+//! stops it gracefully: requests in flight finish. The admin console is at
+//! `/admin/`; with `--demo` the server also prints a one-time sign-in link
+//! to it. At start it raises its
 //! soft open-files limit to the hard limit: every connection is a file
 //! descriptor.
 
@@ -25,6 +27,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use accord::admin::{self, Admin};
 use accord::campaign::CampaignInput;
 use accord::consent::ContentQuery;
 use accord::http::{router, serve, Api, Auth, Claims, HttpStore, ServeConfig};
@@ -178,6 +181,9 @@ pub struct Started {
     pub generated: Option<Generated>,
     /// Whether the sample data was loaded.
     pub demo: bool,
+    /// With `--demo`: a one-time sign-in link to the admin console, or why
+    /// there is none.
+    pub admin_link: Option<Result<String, String>>,
     /// Ends when the server has stopped (after the shutdown signal, once
     /// the requests in flight are answered).
     pub done: tokio::task::JoinHandle<Result<(), BoxError>>,
@@ -201,6 +207,19 @@ impl Started {
         if self.demo {
             let _ = writeln!(out, "Demo data in project \"demo\": campaigns CART10, WELCOME50, FREEGIFT; consent \"Marketing and analytics\" of app \"demo-app\".");
         }
+        match &self.admin_link {
+            Some(Ok(path)) => {
+                let _ = writeln!(
+                    out,
+                    "Admin console sign-in link (works once, for 10 minutes):"
+                );
+                let _ = writeln!(out, "  http://{}{path}", self.addr);
+            }
+            Some(Err(why)) => {
+                let _ = writeln!(out, "Admin console: http://{}/admin/ ({why})", self.addr);
+            }
+            None => {}
+        }
         let _ = writeln!(
             out,
             "Accord listening on http://{0} (OpenAPI: http://{0}/openapi.json)",
@@ -217,17 +236,27 @@ pub async fn start(
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<Started, BoxError> {
     let (auth, generated) = auth(&args)?;
+    let link_token = args
+        .demo
+        .then(|| demo_link_token(&args, generated.as_ref()));
     let url = args.database_url.as_str();
-    let (addr, done) = if url.starts_with("memory:") {
-        launch(Arc::new(MemoryStore::new()), auth, &args, shutdown).await?
+    let (addr, done, admin_link) = if url.starts_with("memory:") {
+        launch(
+            Arc::new(MemoryStore::new()),
+            auth,
+            &args,
+            link_token,
+            shutdown,
+        )
+        .await?
     } else if url.starts_with("sqlite:") {
         // Opens (creating the file if missing) and migrates.
         let store = SqliteStore::open(url).await?;
-        launch(Arc::new(store), auth, &args, shutdown).await?
+        launch(Arc::new(store), auth, &args, link_token, shutdown).await?
     } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
         // Connects and migrates (safe from several instances at once).
         let store = PostgresStore::connect(url).await?;
-        launch(Arc::new(store), auth, &args, shutdown).await?
+        launch(Arc::new(store), auth, &args, link_token, shutdown).await?
     } else {
         return Err(format!(
             "unsupported --database-url {url:?}: use sqlite://FILE, postgres://… or memory:"
@@ -238,6 +267,7 @@ pub async fn start(
         addr,
         generated,
         demo: args.demo,
+        admin_link,
         done,
     })
 }
@@ -264,27 +294,59 @@ fn auth(args: &Args) -> Result<(Auth, Option<Generated>), BoxError> {
     Ok((Auth::hs256(&secret)?, Some(Generated { secret, token })))
 }
 
-/// Serves the API over `store` in a task until `shutdown`.
+/// What `launch` gives back: the address, the server task, the admin link.
+type Launched = (
+    SocketAddr,
+    tokio::task::JoinHandle<Result<(), BoxError>>,
+    Option<Result<String, String>>,
+);
+
+/// Serves the API and the admin console over `store` in a task until
+/// `shutdown`.
 async fn launch<S: HttpStore>(
     store: Arc<S>,
     auth: Auth,
     args: &Args,
+    link_token: Option<Result<String, String>>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-) -> Result<(SocketAddr, tokio::task::JoinHandle<Result<(), BoxError>>), BoxError> {
-    let api = Api::new(store, Arc::new(SystemClock), auth);
+) -> Result<Launched, BoxError> {
+    let api = Api::new(store, Arc::new(SystemClock), auth.clone());
     if args.demo {
         load_demo(&api).await?;
     }
+    let console = Admin::new(Arc::clone(api.campaigns()), Arc::clone(api.consent()), auth);
+    let admin_link = link_token.map(|t| t.and_then(|t| console.one_time_link(&t)));
     let listener = tokio::net::TcpListener::bind(args.addr).await?;
     let addr = listener.local_addr()?;
     let config = args.serve.config();
     tracing::info!(%addr, ?config, "listening");
     let done = tokio::spawn(async move {
-        serve(listener, router(api), config, shutdown).await?;
+        serve(
+            listener,
+            router(api).merge(admin::router(console)),
+            config,
+            shutdown,
+        )
+        .await?;
         tracing::info!("stopped");
         Ok(())
     });
-    Ok((addr, done))
+    Ok((addr, done, admin_link))
+}
+
+/// The token behind the `--demo` sign-in link: the development token, or
+/// one signed with the configured HS256 secret (every scope, project
+/// `demo`, 8 hours). A server that only has a public key cannot sign one.
+fn demo_link_token(args: &Args, generated: Option<&Generated>) -> Result<String, String> {
+    if let Some(g) = generated {
+        return Ok(g.token.clone());
+    }
+    let secret = args.jwt_secret.as_ref().ok_or(
+        "no sign-in link: the server verifies tokens with a public key; sign in with a token",
+    )?;
+    Claims::all_scopes("admin", &[DEMO], Duration::from_secs(8 * 3600))
+        .sign_hs256(secret.as_bytes())
+        .map_err(|e| e.to_string())
 }
 
 /// Ctrl-C or SIGTERM.

@@ -118,6 +118,7 @@
 //! | `sqlite` (default) | a store on a SQLite file (the server's embedded default) |
 //! | `postgres` (default) | a store on PostgreSQL, for many server instances sharing one database |
 //! | `http` (default) | `accord::http`: an axum router exposing the wire API, with JWT auth and OpenAPI |
+//! | `admin` (default) | `accord::admin`: the admin console, a server-rendered web interface at `/admin/` |
 //!
 //! The defaults include what `cargo run --example server` needs, so that it
 //! runs with no flags. A program that wants the core alone depends on
@@ -127,6 +128,8 @@
 // (Scoped to the library; tests, examples and benches may unwrap.)
 #![deny(clippy::unwrap_used)]
 
+#[cfg(feature = "admin")]
+pub mod admin;
 pub mod campaign;
 pub mod clock;
 pub mod condition;

@@ -238,6 +238,13 @@ fn the_readme_walkthrough_runs_against_the_demo_server() {
         banner.contains(&format!("listening on http://{}", started.addr)),
         "{banner}"
     );
+    // The admin console's one-time sign-in link opens its page.
+    let link = banner
+        .split_whitespace()
+        .find(|w| w.contains("/admin/signin/link?code="))
+        .expect("the banner prints the admin console's sign-in link");
+    let page = runtime.block_on(async { reqwest::get(link).await.unwrap().text().await.unwrap() });
+    assert!(page.contains("This one-time link signs you in"), "{page}");
 
     let script = tested_script();
     let stdout = run_script(&runtime, &script, format!("http://{}", started.addr), token);

@@ -12,5 +12,7 @@ mod usage;
 mod validate;
 
 pub use model::*;
-pub use service::{CampaignService, RedeemResult, SearchOptions};
+pub use service::{
+    CampaignService, Preview, PreviewHit, PreviewQuota, RedeemResult, SearchOptions,
+};
 pub use snapshots::DEFAULT_REFRESH;

@@ -23,6 +23,10 @@ use crate::store::{
 };
 use crate::{Clock, Error, Result};
 
+#[path = "preview.rs"]
+mod preview;
+pub use preview::{Preview, PreviewHit, PreviewQuota};
+
 /// Options of a search.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SearchOptions {

@@ -51,6 +51,9 @@ pub mod scope {
     pub const CMS_READ: &str = "cms.r";
     /// Content-store writes.
     pub const CMS_WRITE: &str = "cms.w";
+    /// Consent evidence: a data subject's full history and state at a time
+    /// (the admin console's data-subject lookup).
+    pub const CONSENT_AUDIT: &str = "consent.audit";
     /// Every scope, for development tokens.
     pub const ALL: &[&str] = &[
         CAMPAIGN_READ,
@@ -60,6 +63,7 @@ pub mod scope {
         CONSENT_WRITE,
         CMS_READ,
         CMS_WRITE,
+        CONSENT_AUDIT,
     ];
 }
 

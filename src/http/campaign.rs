@@ -272,7 +272,7 @@ fn parse_sort(value: &str) -> Result<(CampaignSort, SortDirection), ApiError> {
     tag = "campaign admin",
     params(
         ("projId" = String, Path, description = "Project id"),
-        ("q" = Option<String>, Query, description = "Case-insensitive partial match on name, groupName or refCode"),
+        ("q" = Option<String>, Query, description = "Case-insensitive partial match on name, groupName, refCode or status"),
         ("status" = Option<CampaignStatus>, Query, description = "Only campaigns with this status"),
         ("page" = Option<u32>, Query, description = "Zero-based page (default 0)"),
         ("size" = Option<u32>, Query, description = "Page size, 1 to 1000 (default 20)"),
@@ -314,6 +314,7 @@ pub(crate) async fn list_campaigns<S: HttpStore>(
         page,
         size,
         sort,
+        ..CampaignQuery::default()
     };
     Ok(page_response(
         api.campaigns.list_campaigns(path.project(), &q).await?,

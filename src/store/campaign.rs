@@ -56,13 +56,64 @@ impl CampaignSort {
     }
 }
 
+/// Where a campaign's running period stands at an instant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Period {
+    /// `startDate <= at < endDate` (whatever the status).
+    Current,
+    /// `at < startDate`.
+    Scheduled,
+    /// `endDate <= at`.
+    Ended,
+}
+
+impl Period {
+    /// Parses `current`, `scheduled` or `ended`.
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "current" => Period::Current,
+            "scheduled" => Period::Scheduled,
+            "ended" => Period::Ended,
+            _ => return None,
+        })
+    }
+
+    /// The name [`parse`](Self::parse) reads.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Period::Current => "current",
+            Period::Scheduled => "scheduled",
+            Period::Ended => "ended",
+        }
+    }
+
+    /// Where a period from `start` (inclusive) to `end` (exclusive) stands
+    /// at `at`.
+    pub fn of(start: DateTime<Utc>, end: DateTime<Utc>, at: DateTime<Utc>) -> Self {
+        if at < start {
+            Period::Scheduled
+        } else if at < end {
+            Period::Current
+        } else {
+            Period::Ended
+        }
+    }
+}
+
 /// A campaign list query.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CampaignQuery {
-    /// Case-insensitive partial match on name, groupName or refCode.
+    /// Case-insensitive partial match on name, groupName, refCode or
+    /// status (`ENABLE`, `DISABLE`): the campaign list's one search box.
     pub q: Option<String>,
     /// Only campaigns with this status.
     pub status: Option<CampaignStatus>,
+    /// Only campaigns of exactly this channel.
+    pub channel: Option<String>,
+    /// Only campaigns of exactly this groupName.
+    pub group: Option<String>,
+    /// Only campaigns whose period stands so at the instant given.
+    pub period: Option<(Period, DateTime<Utc>)>,
     /// Zero-based page.
     pub page: u32,
     /// Page size (1 to 1000).
@@ -76,6 +127,9 @@ impl Default for CampaignQuery {
         CampaignQuery {
             q: None,
             status: None,
+            channel: None,
+            group: None,
+            period: None,
             page: 0,
             size: super::DEFAULT_PAGE_SIZE,
             sort: Vec::new(),

@@ -36,8 +36,8 @@ pub use ping::Ping;
 pub use consent::{ConsentLedger, ConsentStore, ContentStore};
 
 pub use campaign::{
-    CampaignQuery, CampaignSort, CampaignStore, RedeemOutcome, RedemptionPlan, RedemptionQuery,
-    RedemptionStore, SortDirection,
+    CampaignQuery, CampaignSort, CampaignStore, Period, RedeemOutcome, RedemptionPlan,
+    RedemptionQuery, RedemptionStore, SortDirection,
 };
 
 #[cfg(feature = "memory")]

@@ -45,6 +45,7 @@ macro_rules! campaign_store_tests {
             list_filters,
             list_sorts_by_every_key,
             list_pages,
+            list_search_box_and_admin_filters,
             concurrent_inserts_of_one_code_one_wins,
             concurrent_creates_never_pass_the_campaign_limit,
             concurrent_updates_of_one_version_one_wins,

@@ -11,7 +11,7 @@ use super::{lock, MemoryStore};
 use crate::campaign::{Campaign, QuotaUsage, Redemption, TxStatus};
 use crate::store::campaign::too_many_campaigns;
 use crate::store::{
-    CampaignQuery, CampaignSort, CampaignStore, Page, RedeemOutcome, RedemptionPlan,
+    CampaignQuery, CampaignSort, CampaignStore, Page, Period, RedeemOutcome, RedemptionPlan,
     RedemptionQuery, RedemptionStore, SortDirection,
 };
 use crate::{Error, Result};
@@ -71,6 +71,24 @@ pub(crate) fn matches_q(c: &Campaign, q: &str) -> bool {
         || c.group_name
             .as_deref()
             .is_some_and(|g| g.to_lowercase().contains(&q))
+        || c.status.as_str().to_lowercase().contains(&q)
+}
+
+/// Whether a campaign passes every filter of a list query.
+pub(crate) fn matches_query(c: &Campaign, query: &CampaignQuery) -> bool {
+    query.status.as_ref().is_none_or(|st| &c.status == st)
+        && query.q.as_deref().is_none_or(|q| matches_q(c, q))
+        && query
+            .channel
+            .as_deref()
+            .is_none_or(|ch| c.channel.as_deref() == Some(ch))
+        && query
+            .group
+            .as_deref()
+            .is_none_or(|g| c.group_name.as_deref() == Some(g))
+        && query
+            .period
+            .is_none_or(|(p, at)| Period::of(c.start_date, c.end_date, at) == p)
 }
 
 /// The order of a campaign list: the query's keys, then `refCode`, then `id`.
@@ -182,9 +200,7 @@ impl CampaignStore for MemoryStore {
         let mut all: Vec<Campaign> = s
             .campaigns
             .values()
-            .filter(|c| c.project_id == project)
-            .filter(|c| query.status.as_ref().is_none_or(|st| &c.status == st))
-            .filter(|c| query.q.as_deref().is_none_or(|q| matches_q(c, q)))
+            .filter(|c| c.project_id == project && matches_query(c, query))
             .cloned()
             .collect();
         all.sort_by(|a, b| compare(a, b, &query.sort));

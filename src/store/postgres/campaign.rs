@@ -13,7 +13,7 @@ use crate::store::sql::{
     is_unique_violation, limit_offset, quotas_from_json, quotas_json, rules_from_json, rules_json,
     stale_version, SearchColumns,
 };
-use crate::store::{CampaignQuery, CampaignStore, Page};
+use crate::store::{CampaignQuery, CampaignStore, Page, Period};
 use crate::Result;
 
 /// The columns a [`Campaign`] is read from; the jsonb documents as text.
@@ -229,6 +229,23 @@ fn push_filters(qb: &mut QueryBuilder<'_, Postgres>, project: &str, query: &Camp
         qb.push(" AND status = ")
             .push_bind(status.as_str().to_owned());
     }
+    if let Some(channel) = &query.channel {
+        qb.push(" AND channel = ").push_bind(channel.clone());
+    }
+    if let Some(group) = &query.group {
+        qb.push(" AND group_name = ").push_bind(group.clone());
+    }
+    if let Some((period, at)) = query.period {
+        match period {
+            Period::Current => qb
+                .push(" AND start_date <= ")
+                .push_bind(at)
+                .push(" AND end_date > ")
+                .push_bind(at),
+            Period::Scheduled => qb.push(" AND start_date > ").push_bind(at),
+            Period::Ended => qb.push(" AND end_date <= ").push_bind(at),
+        };
+    }
     if let Some(q) = &query.q {
         // strpos, not LIKE: the needle is taken literally (no % or _ to escape).
         let q = q.to_lowercase();
@@ -237,6 +254,8 @@ fn push_filters(qb: &mut QueryBuilder<'_, Postgres>, project: &str, query: &Camp
             .push(") > 0 OR strpos(search_ref_code, ")
             .push_bind(q.clone())
             .push(") > 0 OR strpos(search_group_name, ")
+            .push_bind(q.clone())
+            .push(") > 0 OR strpos(lower(status), ")
             .push_bind(q)
             .push(") > 0)");
     }

@@ -14,7 +14,7 @@ use crate::store::sql::{
     is_unique_violation, limit_offset, quotas_from_json, quotas_json, rules_from_json, rules_json,
     stale_version, SearchColumns,
 };
-use crate::store::{CampaignQuery, CampaignStore, Page};
+use crate::store::{CampaignQuery, CampaignStore, Page, Period};
 use crate::Result;
 
 /// The columns a [`Campaign`] is read from, in [`campaign_from_row`]'s terms.
@@ -106,14 +106,35 @@ fn push_filters(qb: &mut QueryBuilder<'_, Sqlite>, project: &str, query: &Campai
         qb.push(" AND status = ")
             .push_bind(status.as_str().to_owned());
     }
+    if let Some(channel) = &query.channel {
+        qb.push(" AND channel = ").push_bind(channel.clone());
+    }
+    if let Some(group) = &query.group {
+        qb.push(" AND group_name = ").push_bind(group.clone());
+    }
+    if let Some((period, at)) = query.period {
+        let at = micros(at);
+        match period {
+            Period::Current => qb
+                .push(" AND start_date <= ")
+                .push_bind(at)
+                .push(" AND end_date > ")
+                .push_bind(at),
+            Period::Scheduled => qb.push(" AND start_date > ").push_bind(at),
+            Period::Ended => qb.push(" AND end_date <= ").push_bind(at),
+        };
+    }
     if let Some(q) = &query.q {
-        // instr, not LIKE: the needle is taken literally (no % or _ to escape).
+        // instr, not LIKE: the needle is taken literally (no % or _ to
+        // escape). The status is ASCII, so SQLite's lower() folds it right.
         let q = q.to_lowercase();
         qb.push(" AND (instr(search_name, ")
             .push_bind(q.clone())
             .push(") > 0 OR instr(search_ref_code, ")
             .push_bind(q.clone())
             .push(") > 0 OR instr(search_group_name, ")
+            .push_bind(q.clone())
+            .push(") > 0 OR instr(lower(status), ")
             .push_bind(q)
             .push(") > 0)");
     }

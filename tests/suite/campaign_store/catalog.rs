@@ -4,8 +4,9 @@ use std::sync::Arc;
 
 use accord::campaign::{Campaign, CampaignStatus};
 use accord::store::memory::MemoryStore;
-use accord::store::{CampaignQuery, CampaignSort, CampaignStore, SortDirection};
+use accord::store::{CampaignQuery, CampaignSort, CampaignStore, Period, SortDirection};
 use accord::{ErrorKind, Result};
+use chrono::{Duration, TimeZone, Utc};
 use uuid::Uuid;
 
 use super::data::{campaign, project, t};
@@ -504,4 +505,159 @@ pub async fn concurrent_updates_of_one_version_one_wins<S: Store>(store: Arc<S>)
     let stored = store.campaign(&p, c.id).await.unwrap().unwrap();
     assert_eq!(stored.version, 2);
     assert_eq!(store.catalog_version(&p).await.unwrap(), 2);
+}
+
+pub async fn list_search_box_and_admin_filters<S: Store>(store: Arc<S>) {
+    let reference = MemoryStore::new();
+    let p = project();
+    let t = |days: i64| Utc.with_ymd_and_hms(2026, 6, 1, 0, 0, 0).unwrap() + Duration::days(days);
+    // refCode, name, group, channel, start, end (days from June 1st), status.
+    let rows = [
+        (
+            "NOW-WEB",
+            "Summer web",
+            Some("Summer"),
+            Some("web"),
+            -10,
+            10,
+            CampaignStatus::Enable,
+        ),
+        (
+            "NOW-APP",
+            "Summer app",
+            Some("summer"),
+            Some("app"),
+            -10,
+            10,
+            CampaignStatus::Disable,
+        ),
+        (
+            "SOON",
+            "Autumn",
+            Some("Autumn"),
+            Some("web"),
+            5,
+            30,
+            CampaignStatus::Enable,
+        ),
+        (
+            "PAST",
+            "Spring",
+            None,
+            None,
+            -30,
+            -1,
+            CampaignStatus::Enable,
+        ),
+        (
+            "EDGE",
+            "Starts now",
+            Some("Summer"),
+            None,
+            0,
+            1,
+            CampaignStatus::Disable,
+        ),
+    ];
+    for (code, name, group, channel, start, end, status) in rows {
+        let mut c = campaign(&p, code);
+        c.name = name.to_owned();
+        c.group_name = group.map(str::to_owned);
+        c.channel = channel.map(str::to_owned);
+        c.start_date = t(start);
+        c.end_date = t(end);
+        c.status = status;
+        store.insert_campaign(&c).await.unwrap();
+        reference.insert_campaign(&c).await.unwrap();
+    }
+    let q = |q: &str| CampaignQuery {
+        q: Some(q.to_owned()),
+        ..CampaignQuery::default()
+    };
+    let at = t(0);
+    let cases: Vec<(CampaignQuery, Vec<&str>)> = vec![
+        // The search box: name, groupName, refCode, and status.
+        (q("autumn"), vec!["SOON"]),
+        (q("SUMM"), vec!["EDGE", "NOW-APP", "NOW-WEB"]),
+        (q("soo"), vec!["SOON"]),
+        (q("disab"), vec!["EDGE", "NOW-APP"]),
+        (q("enable"), vec!["NOW-WEB", "PAST", "SOON"]),
+        (
+            q("able"),
+            vec!["EDGE", "NOW-APP", "NOW-WEB", "PAST", "SOON"],
+        ),
+        // Exact channel and group.
+        (
+            CampaignQuery {
+                channel: Some("web".into()),
+                ..CampaignQuery::default()
+            },
+            vec!["NOW-WEB", "SOON"],
+        ),
+        (
+            CampaignQuery {
+                channel: Some("we".into()),
+                ..CampaignQuery::default()
+            },
+            vec![],
+        ),
+        (
+            CampaignQuery {
+                group: Some("Summer".into()),
+                ..CampaignQuery::default()
+            },
+            vec!["EDGE", "NOW-WEB"],
+        ),
+        // Period at an instant: a start at the instant is current.
+        (
+            CampaignQuery {
+                period: Some((Period::Current, at)),
+                ..CampaignQuery::default()
+            },
+            vec!["EDGE", "NOW-APP", "NOW-WEB"],
+        ),
+        (
+            CampaignQuery {
+                period: Some((Period::Scheduled, at)),
+                ..CampaignQuery::default()
+            },
+            vec!["SOON"],
+        ),
+        (
+            CampaignQuery {
+                period: Some((Period::Ended, at)),
+                ..CampaignQuery::default()
+            },
+            vec!["PAST"],
+        ),
+        (
+            CampaignQuery {
+                period: Some((Period::Ended, t(1))),
+                ..CampaignQuery::default()
+            },
+            vec!["EDGE", "PAST"],
+        ),
+        // Everything together.
+        (
+            CampaignQuery {
+                q: Some("summer".into()),
+                status: Some(CampaignStatus::Enable),
+                channel: Some("web".into()),
+                group: Some("Summer".into()),
+                period: Some((Period::Current, at)),
+                ..CampaignQuery::default()
+            },
+            vec!["NOW-WEB"],
+        ),
+    ];
+    for (query, expected) in cases {
+        let page = store.list_campaigns(&p, &query).await.unwrap();
+        assert_eq!(codes(&page.items), expected, "{query:?}");
+        assert_eq!(page.total, expected.len() as u64, "{query:?}");
+        assert_eq!(
+            page,
+            reference.list_campaigns(&p, &query).await.unwrap(),
+            "{query:?}"
+        );
+    }
 }

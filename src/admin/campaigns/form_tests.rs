@@ -1,0 +1,105 @@
+//! Tests of the editor's form model.
+use super::*;
+
+fn form(pairs: &[(&str, &str)]) -> Form {
+    Form(
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect(),
+    )
+}
+
+#[test]
+fn a_form_round_trips_through_the_input() {
+    let utc = FixedOffset::east_opt(0).expect("utc");
+    let f = form(&[
+        ("name", "Shoes"),
+        ("refCode", "SHOES"),
+        ("startDate", "2026-01-01T00:00"),
+        ("endDate", "2027-01-01T00:00"),
+        ("priority", "2"),
+        ("quotas[0].key", "${campaignCode}-${userId}"),
+        ("quotas[0].value", "1"),
+        ("rules[0].name", "r"),
+        ("rules[0].thenOperator", "OR"),
+        ("rules[0].when[0].match", "ANY"),
+        ("rules[0].when[0].conditions[0].type", "cartItem"),
+        ("rules[0].when[0].conditions[0].attribute", "tags"),
+        ("rules[0].when[0].conditions[0].op", "contains"),
+        ("rules[0].when[0].conditions[0].value", "shoes"),
+        ("rules[0].when[0].conditions[0].valueType", "STRING"),
+        ("rules[0].then[0].action", "DISCOUNT"),
+        ("rules[0].then[0].data[0].attribute", "amount"),
+        ("rules[0].then[0].data[0].value", "${totalPrice} * 0.1"),
+        ("rules[0].then[0].data[0].isFormula", "on"),
+    ]);
+    let (input, problems) = Draft::from_form(&f).to_input(utc);
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(input.priority, Some(2));
+    assert_eq!(input.rules[0].then_operator, ThenOperator::Or);
+    assert_eq!(input.rules[0].when[0].match_kind, MatchKind::Any);
+    assert!(input.rules[0].then[0].data[0].is_formula);
+    let back = Draft::of(&input, utc);
+    assert_eq!(back.start, "2026-01-01T00:00");
+    assert_eq!(back.rules[0].when[0].conditions[0].attribute, "tags");
+}
+
+#[test]
+fn unreadable_numbers_and_times_are_field_errors() {
+    let utc = FixedOffset::east_opt(0).expect("utc");
+    let f = form(&[
+        ("priority", "high"),
+        ("startDate", "soon"),
+        ("quotas[3].key", "k"),
+        ("quotas[3].value", "lots"),
+    ]);
+    let draft = Draft::from_form(&f);
+    let (_, problems) = draft.to_input(utc);
+    let fields: Vec<&str> = problems.iter().map(|p| p.field.as_str()).collect();
+    assert_eq!(fields, ["startDate", "priority", "quotas[0].value"]);
+    // What was typed stays.
+    assert_eq!(draft.quotas[0].value, "lots");
+}
+
+#[test]
+fn structural_edits() {
+    let mut d = Draft::blank();
+    d.apply("add-condition:0:0");
+    d.apply("add-group:0");
+    d.apply("add-data:0:0");
+    assert_eq!(d.rules[0].when[0].conditions.len(), 2);
+    assert_eq!(d.rules[0].when.len(), 2);
+    assert_eq!(d.rules[0].then[0].data.len(), 2);
+    d.apply("remove-condition:0:0:1");
+    d.apply("remove-group:0:1");
+    d.apply("remove-rule:7");
+    d.apply("nonsense:1:2");
+    assert_eq!(d.rules[0].when.len(), 1);
+    assert_eq!(d.rules[0].when[0].conditions.len(), 1);
+    d.apply("add-quota");
+    assert_eq!(d.quotas[0].key, "${campaignCode}-${userId}");
+}
+
+#[test]
+fn fields_the_form_does_not_edit_survive_a_round_trip() {
+    let utc = FixedOffset::east_opt(0).expect("utc");
+    let f = form(&[
+        ("rules[0].when[0].conditions[0].type", "custom"),
+        ("rules[0].when[0].conditions[0].note", "kept"),
+        ("rules[0].when[0].conditions[0].resolveAction", "true"),
+        ("rules[0].then[0].data[0].attribute", "grade"),
+        ("rules[0].then[0].data[0].type", "custom"),
+        ("rules[0].then[0].data[0].resolveAction", "true"),
+    ]);
+    let (input, _) = Draft::from_form(&f).to_input(utc);
+    let c = &input.rules[0].when[0].conditions[0];
+    assert!(c.resolve_action);
+    assert_eq!(c.note.as_deref(), Some("kept"));
+    let d = &input.rules[0].then[0].data[0];
+    assert!(d.resolve_action);
+    assert_eq!(d.kind.as_deref(), Some("custom"));
+    let back = Draft::of(&input, utc);
+    assert!(back.rules[0].when[0].conditions[0].resolve_action);
+    assert!(back.rules[0].then[0].data[0].resolve_action);
+}
