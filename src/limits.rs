@@ -45,6 +45,35 @@ pub const MAX_ACTION_REFS: usize = 100;
 // type and `seq`), so those limits stay far below that: every store takes
 // every value the limits let through.
 
+// Campaign identifiers that the stores index: PostgreSQL's btree rows hold
+// at most 2,704 bytes, so every indexed value is bounded far below that,
+// the same on every store.
+/// Longest project id (the `{projId}` of every path; every service write),
+/// in bytes.
+pub const MAX_PROJECT_ID_LEN: usize = 128;
+/// Longest `attribute.userId` of a search or redeem (a redemption's user,
+/// indexed), in bytes.
+pub const MAX_USER_ID_LEN: usize = 256;
+/// Longest campaign `channel` and `groupName` (indexed for the campaign
+/// list's filters), in bytes.
+pub const MAX_CAMPAIGN_LABEL_LEN: usize = 256;
+/// Longest quota key, as written in the campaign and as rendered for a
+/// redeem (the key of the usage table), in bytes.
+pub const MAX_QUOTA_KEY_LEN: usize = 512;
+
+/// Refuses a project id longer than [`MAX_PROJECT_ID_LEN`]: 422
+/// `validation_failed`, field `projId` (`too_long`).
+pub fn check_project_id(project: &str) -> crate::Result<()> {
+    if project.len() > MAX_PROJECT_ID_LEN {
+        return Err(crate::Error::validation(vec![crate::FieldError::new(
+            "projId",
+            "too_long",
+            format!("a project id is at most {MAX_PROJECT_ID_LEN} bytes long"),
+        )]));
+    }
+    Ok(())
+}
+
 /// Longest `dataSubject`, in bytes.
 pub const MAX_SUBJECT_LEN: usize = 256;
 /// Longest application name (`app`, `application`, `consentApplication`), in bytes.

@@ -259,6 +259,87 @@ impl Template {
     }
 }
 
+impl Template {
+    /// Whether two placeholders follow each other with no text between
+    /// (`${a}${b}`): such a key cannot tell `a`=`x`,`b`=`yz` from
+    /// `a`=`xy`,`b`=`z`, so a quota key may not have them.
+    pub fn has_adjacent_placeholders(&self) -> bool {
+        self.parts
+            .windows(2)
+            .any(|w| matches!(w, [Part::Name(_), Part::Name(_)]))
+    }
+
+    /// Renders a quota key: like [`render`](Self::render), each substituted
+    /// value encoded so that distinct values never give the same key.
+    ///
+    /// In a value followed by text, `%` and the first character of that
+    /// text become `%XX`, one per UTF-8 byte (uppercase hex): with
+    /// `${a}-${b}`, `a`=`P-X`, `b`=`u1` gives `P%2DX-u1` and `a`=`P`,
+    /// `b`=`X-u1` gives `P-X-u1`. The last placeholder's value is
+    /// substituted as is, and so is a value holding neither character.
+    ///
+    /// The key determines every value provided no two placeholders are
+    /// adjacent ([`has_adjacent_placeholders`](Self::has_adjacent_placeholders))
+    /// and the text holds no `%` ([`key_text_has_percent`](Self::key_text_has_percent)):
+    /// reading the key from the left, a `%` always opens an escape of three
+    /// characters, and a value ends at the first other character that
+    /// begins the text after it; the last value is what lies before the
+    /// fixed end of the template.
+    pub fn render_key<'v>(
+        &self,
+        resolve: &dyn Fn(&str) -> Option<Cow<'v, str>>,
+    ) -> Result<String, TemplateError> {
+        let mut out = String::new();
+        for (i, part) in self.parts.iter().enumerate() {
+            match part {
+                Part::Text(text) => out.push_str(text),
+                Part::Name(name) => {
+                    let value = resolve(name)
+                        .ok_or_else(|| TemplateError::Unresolved { name: name.clone() })?;
+                    let last = !self.parts[i + 1..]
+                        .iter()
+                        .any(|p| matches!(p, Part::Name(_)));
+                    let next = match self.parts.get(i + 1) {
+                        Some(Part::Text(text)) => text.chars().next(),
+                        _ => None,
+                    };
+                    match next {
+                        Some(next) if !last => push_escaped(&mut out, &value, next),
+                        _ => out.push_str(&value),
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Whether the template's own text holds a `%` (`${a}%${b}`): a quota
+    /// key may not, since `%` opens the escapes of
+    /// [`render_key`](Self::render_key).
+    pub fn key_text_has_percent(&self) -> bool {
+        self.parts
+            .iter()
+            .any(|p| matches!(p, Part::Text(text) if text.contains('%')))
+    }
+}
+
+/// Appends `value` with every `%` and `special` written `%XX` per UTF-8 byte.
+fn push_escaped(out: &mut String, value: &str, special: char) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    for c in value.chars() {
+        if c == '%' || c == special {
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                out.push('%');
+                out.push(char::from(HEX[usize::from(b >> 4)]));
+                out.push(char::from(HEX[usize::from(b & 0xF)]));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+}
+
 impl FromStr for Template {
     type Err = TemplateError;
 

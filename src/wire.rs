@@ -6,8 +6,13 @@
 //!   serde stopping at the first.
 //! - [`Scalar`]: a JSON string or number kept as written, for cart fields that
 //!   the specification shows both ways (`"price": "10.5"` and `"price": 10.5`).
-//! - [`decimal_number`]: `Decimal` written as a JSON number and read from a
-//!   number or a string.
+//! - [`decimal_number`]: `Decimal` written as a JSON number whose text is
+//!   the exact decimal, and read exactly from a number or a string.
+//! - [`parse_decimal`]: the one exact text → `Decimal` conversion.
+//!
+//! JSON numbers are never floats in this crate: serde_json's
+//! `arbitrary_precision` feature keeps each number's text, so
+//! `999.99999999999999999` stays that value instead of becoming `1000.0`.
 
 use std::fmt;
 
@@ -224,50 +229,147 @@ pub fn json_kind(v: &serde_json::Value) -> &'static str {
 /// Parses a decimal the way every NUMBER comparison does: surrounding
 /// whitespace is ignored, plain (`-12.50`) and scientific (`1.5e3`) forms are
 /// accepted, anything else is `None`.
+///
+/// The value is exact or `None`: a text whose value `Decimal` cannot hold
+/// exactly (more than 28 significant digits, a magnitude beyond
+/// ±79,228,162,514,264,337,593,543,950,335, or more than 28 digits after the
+/// point once trailing zeros are dropped) is not a number here, never a
+/// rounded one. Trailing zeros are kept as the scale when they fit
+/// (`10.50` has scale 2).
 pub fn parse_decimal(s: &str) -> Option<Decimal> {
     let s = s.trim();
-    if s.is_empty() || s.len() > 64 {
+    if s.is_empty() || s.len() > MAX_NUMBER_TEXT {
         return None;
     }
-    if s.contains(['e', 'E']) {
-        Decimal::from_scientific(s).ok()
-    } else {
-        s.parse::<Decimal>().ok()
-    }
+    let (mantissa, exponent) = match s.find(['e', 'E']) {
+        Some(at) => {
+            let exp = &s[at + 1..];
+            let digits = exp.strip_prefix(['+', '-']).unwrap_or(exp);
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            // |exponent| <= 64 characters long fits no i64 only when absurd:
+            // anything past ±100 is beyond Decimal's range or scale unless
+            // the mantissa is zero.
+            let exp: i64 = exp.parse().unwrap_or(if exp.starts_with('-') {
+                i64::MIN
+            } else {
+                i64::MAX
+            });
+            (&s[..at], exp)
+        }
+        None => (s, 0),
+    };
+    let (negative, digits, scale) = plain_parts(mantissa)?;
+    exact(negative, &digits, scale, exponent)
 }
 
-/// Serde for a `Decimal` that travels as a JSON number: written as an integer
-/// when it is one, else as the nearest `f64` (whose shortest form is the
-/// decimal itself for every value with at most 15 significant digits); read
-/// from a JSON number or a numeric string.
-pub mod decimal_number {
-    use rust_decimal::prelude::ToPrimitive;
-    use rust_decimal::Decimal;
-    use serde::{Deserialize, Deserializer, Serializer};
+/// The longest number text read, in bytes: no exact `Decimal` needs more
+/// (29 digits, a sign, a point, an exponent) unless padded with zeros.
+pub const MAX_NUMBER_TEXT: usize = 64;
 
-    /// Writes `d` as a JSON number.
+/// `-012.340` → (true, "012340", 3): sign, every digit, digits after the
+/// point. `None` unless it is `[+-]digits[.digits]` with at least one digit.
+fn plain_parts(s: &str) -> Option<(bool, String, i64)> {
+    let (negative, rest) = match s.as_bytes().first()? {
+        b'-' => (true, &s[1..]),
+        b'+' => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let (int, frac) = match rest.split_once('.') {
+        Some((i, f)) => (i, f),
+        None => (rest, ""),
+    };
+    if int.is_empty() && frac.is_empty() {
+        return None;
+    }
+    if !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let mut digits = String::with_capacity(int.len() + frac.len());
+    digits.push_str(int);
+    digits.push_str(frac);
+    // The text is at most MAX_NUMBER_TEXT bytes long.
+    Some((negative, digits, i64::try_from(frac.len()).ok()?))
+}
+
+/// The exact value of `digits` × 10^(exponent − scale), if `Decimal` holds
+/// it: trailing zeros are dropped only when the value does not fit with
+/// them.
+fn exact(negative: bool, digits: &str, scale: i64, exponent: i64) -> Option<Decimal> {
+    let digits = digits.trim_start_matches('0');
+    if digits.is_empty() {
+        return Some(Decimal::ZERO);
+    }
+    let mut scale = scale.saturating_sub(exponent);
+    let mut digits = std::borrow::Cow::Borrowed(digits);
+    // A negative scale: the digits are followed by that many zeros.
+    if scale < 0 {
+        if i64::try_from(digits.len()).ok()?.saturating_sub(scale) > 29 {
+            return None;
+        }
+        let zeros = usize::try_from(-scale).ok()?;
+        digits = std::borrow::Cow::Owned(format!("{digits}{}", "0".repeat(zeros)));
+        scale = 0;
+    }
+    // Too many digits or too fine a scale: drop trailing zeros, which
+    // changes the scale but not the value.
+    while (digits.len() > 29 || scale > 28) && scale > 0 && digits.ends_with('0') {
+        let shorter = digits.len() - 1;
+        digits = std::borrow::Cow::Owned(digits[..shorter].to_owned());
+        scale -= 1;
+    }
+    if digits.len() > 29 || scale > 28 {
+        return None;
+    }
+    let mut m: i128 = digits.parse().ok()?;
+    if negative {
+        m = -m;
+    }
+    Decimal::try_from_i128_with_scale(m, u32::try_from(scale).ok()?).ok()
+}
+
+/// Serde for a `Decimal` that travels as a JSON number whose text is the
+/// exact decimal (`0.1`, `12345678901234567.89`, never a float's nearest
+/// value), trailing zeros dropped; read exactly from a JSON number or a
+/// numeric string, and refused (never rounded) when `Decimal` cannot hold
+/// the value exactly.
+pub mod decimal_number {
+    use rust_decimal::Decimal;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    /// The JSON number whose text is `d`, trailing zeros dropped.
+    pub fn to_number(d: &Decimal) -> serde_json::Number {
+        let text = d.normalize().to_string();
+        // Decimal's text is always a valid JSON number (`-0` included).
+        text.parse().expect("a decimal's text is a JSON number")
+    }
+
+    /// Writes `d` as a JSON number with its exact text.
     pub fn serialize<S: Serializer>(d: &Decimal, s: S) -> Result<S::Ok, S::Error> {
-        let n = d.normalize();
-        if n.scale() == 0 {
-            if let Some(i) = n.to_i64() {
-                return s.serialize_i64(i);
-            }
-        }
-        match n.to_f64() {
-            // Near Decimal's bounds the nearest f64 lies beyond them
-            // (Decimal::MAX becomes 7.922816251426434e28) and would not
-            // read back: write the exact text, which reads back.
-            Some(f) if Decimal::try_from(f).is_ok() => s.serialize_f64(f),
-            _ => s.serialize_str(&n.to_string()),
-        }
+        to_number(d).serialize(s)
+    }
+
+    /// How the message of a value that is not an exact decimal begins: the
+    /// HTTP adapter answers a body holding one with 422 `invalid_number`
+    /// at the field, like any other invalid value.
+    pub const NOT_EXACT: &str = "expected a decimal number of at most 28 significant digits";
+
+    /// The message of a value that is not an exact decimal.
+    pub(crate) fn not_exact(v: &super::Scalar) -> String {
+        let text = v.as_text();
+        let shown: String = text.chars().take(super::MAX_NUMBER_TEXT).collect();
+        let more = if shown.len() < text.len() { "…" } else { "" };
+        format!(
+            "{NOT_EXACT} and a magnitude below 79228162514264337593543950336, found {shown}{more}"
+        )
     }
 
     /// Reads a JSON number or numeric string.
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Decimal, D::Error> {
         let v = super::Scalar::deserialize(d)?;
-        v.to_decimal().ok_or_else(|| {
-            serde::de::Error::custom(format_args!("expected a decimal number, found {v:?}"))
-        })
+        v.to_decimal()
+            .ok_or_else(|| serde::de::Error::custom(not_exact(&v)))
     }
 
     /// The same for `Option<Decimal>` (`null` is `None`).
@@ -288,12 +390,52 @@ pub mod decimal_number {
         pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Decimal>, D::Error> {
             match Option::<crate::wire::Scalar>::deserialize(d)? {
                 None => Ok(None),
-                Some(v) => v.to_decimal().map(Some).ok_or_else(|| {
-                    serde::de::Error::custom(format_args!("expected a decimal number, found {v:?}"))
-                }),
+                Some(v) => v
+                    .to_decimal()
+                    .map(Some)
+                    .ok_or_else(|| serde::de::Error::custom(super::not_exact(&v))),
             }
         }
     }
+}
+
+/// Rewrites every number under `value` the way a double holds it: an
+/// integer that fits `i64`/`u64` as is, any other number as the shortest
+/// text of the nearest `f64` (`10.50` → `10.5`, `1e2` → `100.0`).
+///
+/// Content attributes are free JSON, stored and queried as doubles on
+/// every store (the SQLite store matches a number by these texts); their
+/// numbers are not money, which never goes through here. A number beyond
+/// the doubles' range is left as sent; `-0` becomes `0` (PostgreSQL's
+/// `jsonb` has no negative zero).
+pub fn double_numbers(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                *n = i.into();
+                return;
+            }
+            if n.as_u64().is_some() {
+                return;
+            }
+            let double = n.as_f64().map(|f| if f == 0.0 { 0.0 } else { f });
+            if let Some(d) = double.and_then(serde_json::Number::from_f64) {
+                *n = d;
+            }
+        }
+        serde_json::Value::Array(xs) => xs.iter_mut().for_each(double_numbers),
+        serde_json::Value::Object(m) => m.values_mut().for_each(double_numbers),
+        _ => {}
+    }
+}
+
+/// [`double_numbers`] on a copy of content data.
+pub fn double_data(
+    data: &serde_json::Map<String, serde_json::Value>,
+) -> serde_json::Map<String, serde_json::Value> {
+    let mut data = data.clone();
+    data.values_mut().for_each(double_numbers);
+    data
 }
 
 /// Deserializes a string field that clients sometimes send as a number or a
@@ -470,8 +612,99 @@ mod tests {
             let value = serde_json::to_value(Q { v }).unwrap();
             assert_eq!(serde_json::from_value::<Q>(value).unwrap().v, v);
         }
-        // Ordinary values stay numbers.
-        let value = serde_json::to_value(Q { v: dec!("7.9e27") }).unwrap();
+        // Every value is a number, whose text is the decimal.
+        let value = serde_json::to_value(Q { v: Decimal::MAX }).unwrap();
         assert!(value["v"].is_number(), "{value}");
+        assert_eq!(value["v"].to_string(), "79228162514264337593543950335");
+    }
+
+    #[test]
+    fn decimal_numbers_are_exact_both_ways() {
+        for text in [
+            "12345678901234567.89",
+            "1234567.1234567891",
+            "1.000000000000000000000000001",
+            "999.99999999999999999",
+            "0.0000000000000000000000000001",
+            "-7922816251426433759354395033.5",
+        ] {
+            let q: Q = serde_json::from_str(&format!(r#"{{"v": {text}}}"#)).unwrap();
+            assert_eq!(q.v, text.parse::<Decimal>().unwrap(), "{text}");
+            assert_eq!(
+                serde_json::to_string(&q).unwrap(),
+                format!(r#"{{"v":{text}}}"#)
+            );
+        }
+        // Trailing zeros are dropped on the way out; the value is the same.
+        let q: Q = serde_json::from_str(r#"{"v": 10.50}"#).unwrap();
+        assert_eq!(serde_json::to_string(&q).unwrap(), r#"{"v":10.5}"#);
+        // Beyond Decimal's precision or range: refused, never rounded.
+        for text in [
+            "1.00000000000000000000000000001",
+            "79228162514264337593543950336",
+            "1e29",
+            "1e-29",
+            "\"0.123456789012345678901234567891\"",
+        ] {
+            let err = serde_json::from_str::<Q>(&format!(r#"{{"v": {text}}}"#)).unwrap_err();
+            assert!(
+                err.to_string().contains("28 significant digits"),
+                "{text}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn parse_decimal_is_exact() {
+        assert_eq!(parse_decimal("10.50").map(|d| d.scale()), Some(2));
+        assert_eq!(parse_decimal("1.5E+3"), Some(dec!("1500")));
+        assert_eq!(parse_decimal("-2.5e-2"), Some(dec!("-0.025")));
+        assert_eq!(parse_decimal("0e99999"), Some(Decimal::ZERO));
+        assert_eq!(
+            parse_decimal("12e26"),
+            Some(dec!("1200000000000000000000000000"))
+        );
+        assert_eq!(
+            parse_decimal("1e28"),
+            Some(dec!("10000000000000000000000000000"))
+        );
+        // Trailing zeros beyond the scale limit are only zeros.
+        let padded = format!("1.{}", "0".repeat(40));
+        assert_eq!(parse_decimal(&padded), Some(Decimal::ONE));
+        assert_eq!(parse_decimal("1.00000000000000000000000000001"), None);
+        assert_eq!(
+            parse_decimal("79228162514264337593543950335"),
+            Some(Decimal::MAX)
+        );
+        assert_eq!(parse_decimal("79228162514264337593543950336"), None);
+        assert_eq!(
+            parse_decimal("1e-28"),
+            Some(dec!("0.0000000000000000000000000001"))
+        );
+        assert_eq!(parse_decimal("1e-29"), None);
+        assert_eq!(parse_decimal("1e9223372036854775807"), None);
+        assert_eq!(parse_decimal("1e-9223372036854775808"), None);
+        assert_eq!(parse_decimal("1e99999999999999999999"), None);
+        for bad in [
+            "-", "+", ".", "e5", "1e", "1e+", "1.2.3", "1_000", "0x10", "--1",
+        ] {
+            assert_eq!(parse_decimal(bad), None, "{bad}");
+        }
+        assert_eq!(parse_decimal(".5"), Some(dec!("0.5")));
+        assert_eq!(parse_decimal("+5."), Some(dec!("5")));
+    }
+
+    #[test]
+    fn double_numbers_are_the_doubles_forms() {
+        let mut v: serde_json::Value =
+            serde_json::from_str("[10.50, 1e2, -0, -0.0, 7, 18446744073709551615, 0.1]").unwrap();
+        v.as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .for_each(double_numbers);
+        assert_eq!(
+            v.to_string(),
+            "[10.5,100.0,0,0.0,7,18446744073709551615,0.1]"
+        );
     }
 }

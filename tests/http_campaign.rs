@@ -412,3 +412,122 @@ async fn operations_routes() {
     assert_eq!(status, 200);
     assert!(doc["openapi"].as_str().unwrap().starts_with("3.1"));
 }
+
+/// Decimals travel as JSON numbers whose text is the exact decimal, both
+/// ways; a number no decimal holds exactly is a 422 at its field.
+#[tokio::test]
+#[allow(clippy::too_many_lines)] // one story, told in order
+async fn decimals_are_exact_on_the_wire() {
+    let s = start().await;
+    let campaign = json!({
+        "name": "exact", "refCode": "EXACT",
+        "startDate": "2020-01-01T00:00:00Z", "endDate": "2100-01-01T00:00:00Z",
+        "quotas": [{"key": "${campaignCode}-spend", "value": 5, "valueField": "spend"}],
+        "rules": [{"name": "r",
+            "when": [{"match": "ALL", "conditions": [
+                {"type": "cart", "attribute": "totalPrice", "op": "gte", "value": "1000",
+                 "valueType": "NUMBER"}]}],
+            "then": [{"action": "DISCOUNT", "data": [
+                {"attribute": "echo", "value": "${totalPrice} + 0", "isFormula": true}]}]}]
+    });
+    let res = s
+        .req(Method::POST, &s.campaign_url("/campaigns"))
+        .json(&campaign)
+        .send()
+        .await
+        .unwrap();
+    let (status, created) = parts(res).await;
+    assert_eq!(status, 201, "{created}");
+    let id = created["id"].as_str().unwrap().to_owned();
+    let post = |path: &str, body: String| {
+        s.req(Method::POST, &s.campaign_url(path))
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+    };
+    let cart = |total: &str, spend: &str| {
+        format!(
+            r#"{{"campaignCode": "EXACT", "attribute": {{"userId": "u1", "spend": {spend}}},
+                "cart": {{"totalPrice": {total}, "items": []}}}}"#
+        )
+    };
+
+    // Just below 1000 is below 1000 (a float would say 1000.0).
+    let (status, found) = parts(
+        post("/search", cart("999.99999999999999999", "1"))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(found["actions"], json!([]), "{found}");
+
+    // A formula echoes the total exactly.
+    let (status, found) = parts(
+        post("/search", cart("12345678901234567.89", "1"))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        found["actions"][0]["action"]["data"][0]["value"],
+        "12345678901234567.89"
+    );
+
+    // Quota usage written as the exact number text.
+    let (status, r) = parts(
+        post(
+            "/redeem/campaign-code",
+            cart("1000", "1.000000000000000000000000001"),
+        )
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 201, "{r}");
+    let res = s
+        .req(
+            Method::GET,
+            &s.campaign_url(&format!("/campaigns/{id}/quotas")),
+        )
+        .send()
+        .await
+        .unwrap();
+    let text = res.text().await.unwrap();
+    assert_eq!(
+        text,
+        r#"[{"key":"EXACT-spend","used":1.000000000000000000000000001,"limit":5}]"#
+    );
+
+    // Beyond Decimal: refused at the field, never rounded.
+    for (body, field) in [
+        (
+            cart("1.00000000000000000000000000001", "1"),
+            "cart.totalPrice",
+        ),
+        (cart("1000", "1e40"), "attribute.spend"),
+    ] {
+        let p = problem(
+            post("/search", body).await.unwrap(),
+            422,
+            "validation_failed",
+        )
+        .await;
+        assert_eq!(p["errors"][0]["field"], field, "{p}");
+        assert_eq!(p["errors"][0]["code"], "invalid_number", "{p}");
+    }
+    let mut bad = campaign.clone();
+    bad["refCode"] = json!("EXACT2");
+    let bad = bad
+        .to_string()
+        .replace(r#""value":5"#, r#""value":79228162514264337593543950336"#);
+    let p = problem(
+        post("/campaigns", bad).await.unwrap(),
+        422,
+        "validation_failed",
+    )
+    .await;
+    assert_eq!(p["errors"][0]["field"], "quotas[0].value", "{p}");
+    assert_eq!(p["errors"][0]["code"], "invalid_number", "{p}");
+}

@@ -154,7 +154,7 @@ async fn request_string_length() {
     let res = post(
         &s,
         &s.campaign_url("/search"),
-        &json!({"attribute": {"userId": ok}}),
+        &json!({"attribute": {"promo": ok}}),
     )
     .await;
     assert_eq!(res.status(), 200);
@@ -611,5 +611,43 @@ async fn consent_revision_and_lifespan() {
             .iter()
             .find(|e| e["field"] == field);
         assert!(e.is_some(), "no {field} in {p}");
+    }
+}
+
+/// The campaign identifiers the stores index: a project id in the path and
+/// `attribute.userId` one byte over their limits are 422 naming the field
+/// (the boundary values are stored on every store: tests/suite/services.rs).
+#[tokio::test]
+async fn campaign_identifier_lengths() {
+    let s = start().await;
+    let user = |n: usize| json!({"attribute": {"userId": "u".repeat(n)}});
+    let res = post(
+        &s,
+        &s.campaign_url("/search"),
+        &user(limits::MAX_USER_ID_LEN),
+    )
+    .await;
+    assert_eq!(res.status(), 200);
+    let res = post(
+        &s,
+        &s.campaign_url("/search"),
+        &user(limits::MAX_USER_ID_LEN + 1),
+    )
+    .await;
+    let p = problem(res, 422, "validation_failed").await;
+    assert_eq!(p["errors"][0]["field"], "attribute.userId", "{p}");
+    assert_eq!(p["errors"][0]["code"], "too_long", "{p}");
+
+    let project = "p".repeat(limits::MAX_PROJECT_ID_LEN + 1);
+    for url in [
+        s.url(&format!("/campaign/api/projects/{project}/search")),
+        s.url(&format!(
+            "/bff/api/consent/projects/{project}/consent-acceptance"
+        )),
+    ] {
+        let res = post(&s, &url, &json!({})).await;
+        let p = problem(res, 422, "validation_failed").await;
+        assert_eq!(p["errors"][0]["field"], "projId", "{p}");
+        assert_eq!(p["errors"][0]["code"], "too_long", "{p}");
     }
 }

@@ -294,3 +294,28 @@ async fn the_request_examples_are_accepted() {
         ["application/json"]["example"];
     assert_eq!(put["refCode"], campaign["refCode"]);
 }
+
+/// Decimals are JSON numbers whose text is the exact decimal: the schema
+/// says `format: decimal`, never `double`.
+#[tokio::test]
+async fn decimal_fields_are_typed_exact_numbers() {
+    let doc = served_doc().await;
+    let schemas = &doc["components"]["schemas"];
+    for (schema, field) in [
+        ("Quota", "value"),
+        ("QuotaUsage", "used"),
+        ("QuotaCharge", "amount"),
+        ("QuotaCharge", "limit"),
+    ] {
+        let property = &schemas[schema]["properties"][field];
+        assert_eq!(
+            property["format"], "decimal",
+            "{schema}.{field}: {property}"
+        );
+    }
+    let limit = schemas["QuotaUsage"]["properties"]["limit"].to_string();
+    assert!(
+        limit.contains("decimal") && !limit.contains("double"),
+        "{limit}"
+    );
+}

@@ -266,9 +266,10 @@ pub struct Quota {
     /// The key, with `${name}` placeholders (`${campaignCode}-${userId}`).
     #[serde(default)]
     pub key: String,
-    /// The limit on the count (or on the sum of `valueField`).
+    /// The limit on the count (or on the sum of `valueField`): a JSON
+    /// number whose text is the exact decimal.
     #[serde(with = "wire::decimal_number")]
-    #[cfg_attr(feature = "http", schema(value_type = f64))]
+    #[cfg_attr(feature = "http", schema(value_type = f64, format = "decimal"))]
     pub value: Decimal,
     /// The request or benefit attribute to sum; empty or absent: count.
     #[serde(default)]
@@ -612,11 +613,11 @@ pub struct QuotaCharge {
     pub key: String,
     /// The amount added (1, or the value of `valueField`).
     #[serde(with = "wire::decimal_number")]
-    #[cfg_attr(feature = "http", schema(value_type = f64))]
+    #[cfg_attr(feature = "http", schema(value_type = f64, format = "decimal"))]
     pub amount: Decimal,
     /// The limit the key must stay within.
     #[serde(with = "wire::decimal_number")]
-    #[cfg_attr(feature = "http", schema(value_type = f64))]
+    #[cfg_attr(feature = "http", schema(value_type = f64, format = "decimal"))]
     pub limit: Decimal,
 }
 
@@ -663,13 +664,14 @@ pub struct Redemption {
 pub struct QuotaUsage {
     /// The templated key.
     pub key: String,
-    /// Sum of the amounts of COMPLETE redemptions charged to it.
+    /// Sum of the amounts of COMPLETE redemptions charged to it: a JSON
+    /// number whose text is the exact decimal.
     #[serde(with = "wire::decimal_number")]
-    #[cfg_attr(feature = "http", schema(value_type = f64))]
+    #[cfg_attr(feature = "http", schema(value_type = f64, format = "decimal"))]
     pub used: Decimal,
     /// The limit of the campaign's quota that produced the key, when known.
     #[serde(default, with = "wire::decimal_number::option")]
-    #[cfg_attr(feature = "http", schema(value_type = Option<f64>))]
+    #[cfg_attr(feature = "http", schema(value_type = Option<f64>, format = "decimal"))]
     pub limit: Option<Decimal>,
 }
 

@@ -14,7 +14,7 @@ use uuid::Uuid;
 use super::model::{Campaign, CampaignInput, CampaignStatus};
 use crate::engine::CompiledCampaign;
 use crate::error::Problems;
-use crate::limits::{MAX_REF_CODE_LEN, MAX_TEXT_LEN};
+use crate::limits::{MAX_CAMPAIGN_LABEL_LEN, MAX_QUOTA_KEY_LEN, MAX_REF_CODE_LEN, MAX_TEXT_LEN};
 use crate::Result;
 
 /// Who and when, for the audit fields of a saved campaign.
@@ -82,6 +82,38 @@ fn check_text(problems: &mut Problems, field: &str, value: Option<&str>, max: us
     }
 }
 
+/// Quota keys: bounded, and rendering distinct values to distinct keys
+/// (docs/quotas.md).
+fn check_quota_keys(input: &CampaignInput, problems: &mut Problems) {
+    for (i, quota) in input.quotas.iter().enumerate() {
+        check_text(
+            problems,
+            &format!("quotas[{i}].key"),
+            Some(&quota.key),
+            MAX_QUOTA_KEY_LEN,
+        );
+        let Ok(key) = crate::template::Template::parse(&quota.key) else {
+            continue;
+        };
+        if key.has_adjacent_placeholders() {
+            problems.push(
+                format!("quotas[{i}].key"),
+                "quota_key_ambiguous",
+                "two placeholders follow each other with no text between: \
+                 put a separator between them (`${a}-${b}`) so that distinct \
+                 values give distinct keys",
+            );
+        } else if key.has_placeholders() && key.key_text_has_percent() {
+            problems.push(
+                format!("quotas[{i}].key"),
+                "quota_key_ambiguous",
+                "a key with placeholders may not contain `%` in its own text \
+                 (`%` escapes characters of substituted values)",
+            );
+        }
+    }
+}
+
 fn check_fields(input: &CampaignInput, problems: &mut Problems) {
     if input.name.trim().is_empty() {
         problems.push("name", "required", "name is required");
@@ -97,6 +129,7 @@ fn check_fields(input: &CampaignInput, problems: &mut Problems) {
     }
     check_text(problems, "refCode", Some(&input.ref_code), MAX_REF_CODE_LEN);
     check_text(problems, "name", Some(&input.name), MAX_TEXT_LEN);
+    check_quota_keys(input, problems);
     check_text(
         problems,
         "description",
@@ -109,12 +142,17 @@ fn check_fields(input: &CampaignInput, problems: &mut Problems) {
         input.image_url.as_deref(),
         MAX_TEXT_LEN,
     );
-    check_text(problems, "channel", input.channel.as_deref(), MAX_TEXT_LEN);
+    check_text(
+        problems,
+        "channel",
+        input.channel.as_deref(),
+        MAX_CAMPAIGN_LABEL_LEN,
+    );
     check_text(
         problems,
         "groupName",
         input.group_name.as_deref(),
-        MAX_TEXT_LEN,
+        MAX_CAMPAIGN_LABEL_LEN,
     );
     match (input.start_date, input.end_date) {
         (None, _) | (_, None) => {

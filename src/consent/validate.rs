@@ -217,7 +217,11 @@ pub fn content_data(t: ContentType, form: Form, data: &Value) -> (Map<String, Va
     let mut problems = Problems::new();
     crate::wire::find_nul(data, "data", &mut problems);
     let mut out = match data {
-        Value::Object(m) => m.clone(),
+        Value::Object(m) => {
+            let mut m = m.clone();
+            m.values_mut().for_each(crate::wire::double_numbers);
+            m
+        }
         Value::Null => {
             problems.push("data", "required", "data is required");
             return (Map::new(), problems);

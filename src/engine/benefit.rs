@@ -191,7 +191,7 @@ pub(crate) fn charge<B: Borrow<Then>>(
             .or_else(|| benefit_attr(name).map(Cow::Borrowed))
             .or_else(|| req.attribute_text(name))
     };
-    let key = quota.key.render(&|name| resolve(name)).map_err(|e| {
+    let key = quota.key.render_key(&|name| resolve(name)).map_err(|e| {
         Error::invalid_field(
             format!("quotas[{q}].key"),
             "quota_key_unresolved",
@@ -201,6 +201,18 @@ pub(crate) fn charge<B: Borrow<Then>>(
             ),
         )
     })?;
+    if key.len() > crate::limits::MAX_QUOTA_KEY_LEN {
+        return Err(Error::invalid_field(
+            format!("quotas[{q}].key"),
+            "quota_key_too_long",
+            format!(
+                "the quota key {:?} renders to {} bytes for this request; at most {} are allowed",
+                cc.campaign.quotas[q].key,
+                key.len(),
+                crate::limits::MAX_QUOTA_KEY_LEN
+            ),
+        ));
+    }
     let amount = match &quota.value_field {
         None => Decimal::ONE,
         Some(field) => quota_amount(field, benefits, req).map_err(|message| {

@@ -258,7 +258,66 @@ pub fn check_limits(request: &SearchRequest) -> Result<()> {
             );
         }
     }
+    check_numbers(request, &mut problems);
+    if let Some(Value::String(user)) = request.attribute.get("userId") {
+        if user.len() > crate::limits::MAX_USER_ID_LEN {
+            problems.push(
+                "attribute.userId",
+                "too_long",
+                format!(
+                    "userId is at most {} bytes long",
+                    crate::limits::MAX_USER_ID_LEN
+                ),
+            );
+        }
+    }
     problems.into_result()
+}
+
+/// Every JSON number a condition or a quota could read must be an exact
+/// `Decimal`: one beyond its range or precision is refused (422
+/// `invalid_number` at the field), never rounded. Numbers nested in an
+/// object attribute are never compared and are not checked.
+fn check_numbers(request: &SearchRequest, problems: &mut crate::error::Problems) {
+    let mut check = |field: &dyn Fn() -> String, n: &serde_json::Number| {
+        if crate::wire::parse_decimal(n.as_str()).is_none() {
+            let message = crate::wire::decimal_number::not_exact(&Scalar::Number(n.clone()));
+            problems.push(field(), "invalid_number", message);
+        }
+    };
+    for (name, value) in &request.attribute {
+        match value {
+            Value::Number(n) => check(&|| format!("attribute.{name}"), n),
+            Value::Array(xs) => {
+                for (i, x) in xs.iter().enumerate() {
+                    if let Value::Number(n) = x {
+                        check(&|| format!("attribute.{name}[{i}]"), n);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let cart = &request.cart;
+    for (field, value) in [
+        ("cart.totalPrice", &cart.total_price),
+        ("cart.currency", &cart.currency),
+    ] {
+        if let Some(Scalar::Number(n)) = value {
+            check(&|| field.to_owned(), n);
+        }
+    }
+    for (i, item) in cart.items.iter().enumerate() {
+        for (field, value) in [
+            ("sku", &item.sku),
+            ("amount", &item.amount),
+            ("price", &item.price),
+        ] {
+            if let Some(Scalar::Number(n)) = value {
+                check(&|| format!("cart.items[{i}].{field}"), n);
+            }
+        }
+    }
 }
 
 const MANY: &str = "too_many";
@@ -348,10 +407,9 @@ fn check_cart_sizes(cart: &crate::campaign::Cart) -> Result<()> {
             MAX_CART_ITEMS,
         ));
     }
-    // Only text can be long: serde_json (without `arbitrary_precision`)
-    // holds a number as an i64, u64 or f64, whose text is at most 24
-    // characters (a test below keeps it so).
-    let scalar_long = |s: &Option<Scalar>| matches!(s, Some(Scalar::Text(t)) if long(t));
+    // A number's text is measured too (serde_json keeps it as sent); one
+    // too long to be an exact decimal is refused by `check_numbers` anyway.
+    let scalar_long = |s: &Option<Scalar>| s.as_ref().is_some_and(|s| long(&s.as_text()));
     for (field, value) in [
         ("cart.totalPrice", &cart.total_price),
         ("cart.currency", &cart.currency),
@@ -402,25 +460,50 @@ fn check_cart_sizes(cart: &crate::campaign::Cart) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use crate::wire::Scalar;
+    use crate::campaign::SearchRequest;
 
-    /// `check_limits` measures only text scalars: a JSON number has at most
-    /// 24 characters as long as serde_json stores numbers as i64/u64/f64.
-    /// Were `arbitrary_precision` ever enabled (by any crate of the build),
-    /// this long literal would parse, and the limit check must change.
+    fn refused(body: serde_json::Value) -> Vec<(String, String)> {
+        let request: SearchRequest = serde_json::from_value(body).unwrap();
+        let err = super::check_limits(&request).unwrap_err();
+        err.fields()
+            .iter()
+            .map(|f| (f.field.clone(), f.code.clone()))
+            .collect()
+    }
+
+    /// JSON numbers keep their text (serde_json's `arbitrary_precision`):
+    /// one that no `Decimal` holds exactly is refused at its field.
     #[test]
-    fn json_numbers_stay_short() {
-        let long = "1".repeat(5000);
-        assert!(serde_json::from_str::<Scalar>(&long).is_err());
-        let widest = [
-            "-1.7976931348623157e308",
-            "18446744073709551615",
-            "-9223372036854775808",
-            "2.2250738585072014e-308",
+    fn numbers_beyond_decimal_are_refused_at_their_field() {
+        let body: SearchRequest = serde_json::from_str(
+            r#"{"cart": {"totalPrice": 999.99999999999999999, "items": [{"price": 12345678901234567.89}]},
+                "attribute": {"n": 1.000000000000000000000000001}}"#,
+        )
+        .unwrap();
+        assert!(super::check_limits(&body).is_ok());
+        let fields = refused(
+            serde_json::from_str(
+                r#"{"cart": {"totalPrice": 1.00000000000000000000000000001,
+                         "items": [{"price": 1e40}, {"amount": 79228162514264337593543950336}]},
+                "attribute": {"n": 0.00000000000000000000000000000001, "ns": [1, 1e-40]}}"#,
+            )
+            .unwrap(),
+        );
+        let want = [
+            "attribute.n",
+            "attribute.ns[1]",
+            "cart.totalPrice",
+            "cart.items[0].price",
+            "cart.items[1].amount",
         ];
-        for n in widest {
-            let s: Scalar = serde_json::from_str(n).unwrap();
-            assert!(s.as_text().len() <= 24, "{n} as {}", s.as_text());
+        for w in want {
+            assert!(
+                fields.iter().any(|(f, c)| f == w && c == "invalid_number"),
+                "{w} in {fields:?}"
+            );
         }
+        let long = format!("{{\"cart\": {{\"totalPrice\": {}}}}}", "1".repeat(5000));
+        let body: SearchRequest = serde_json::from_str(&long).unwrap();
+        assert!(super::check_limits(&body).is_err());
     }
 }

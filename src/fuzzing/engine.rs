@@ -305,7 +305,7 @@ pub fn quota_key(data: &[u8]) {
         Err(e) => return assert_caller_error(&e, "create"),
     };
     let day = now();
-    let expected = template.render(&|name| {
+    let expected = template.render_key(&|name| {
         let reserved = match name {
             "campaignCode" => Some("QK".to_owned()),
             "campaignId" => Some(saved.id.to_string()),

@@ -413,6 +413,9 @@ pub(crate) async fn guard(State(guard): State<Guard>, req: Request, next: Next) 
     let Some((_, project)) = params.iter().find(|(name, _)| *name == "projId") else {
         return ApiError::from(Error::internal("guarded route without {projId}")).into_response();
     };
+    if let Err(e) = crate::limits::check_project_id(project) {
+        return ApiError::from(e).into_response();
+    }
     if !principal.may_access(project) {
         return ApiError::project_forbidden().into_response();
     }

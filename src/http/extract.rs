@@ -121,6 +121,16 @@ fn json_error(path: String, err: &serde_json::Error) -> ApiError {
                 return Error::validation(vec![crate::FieldError::new(field, "required", message)])
                     .into();
             }
+            // A number no decimal holds exactly is a valid JSON value that
+            // the API refuses: 422 at the field, as validation answers.
+            if message.starts_with(crate::wire::decimal_number::NOT_EXACT) {
+                return Error::validation(vec![crate::FieldError::new(
+                    path,
+                    "invalid_number",
+                    message,
+                )])
+                .into();
+            }
             ApiError::invalid_json(path, message)
         }
         Category::Syntax | Category::Eof | Category::Io => {

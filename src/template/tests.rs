@@ -220,3 +220,54 @@ proptest! {
         }
     }
 }
+
+fn key_of(template: &Template, a: &str, b: &str) -> String {
+    template
+        .render_key(&|n| match n {
+            "a" => Some(Cow::Owned(a.to_owned())),
+            "b" => Some(Cow::Owned(b.to_owned())),
+            _ => None,
+        })
+        .unwrap()
+}
+
+#[test]
+fn quota_keys_escape_what_would_end_a_value() {
+    let t = Template::parse("${a}-${b}").unwrap();
+    assert_eq!(key_of(&t, "P-X", "u1"), "P%2DX-u1");
+    assert_eq!(key_of(&t, "P", "X-u1"), "P-X-u1");
+    assert_eq!(key_of(&t, "50%", "u"), "50%25-u");
+    // The last value, and values holding nothing to escape, are as sent.
+    assert_eq!(key_of(&t, "FREEBIE", "CASE-1%"), "FREEBIE-CASE-1%");
+    // Multi-byte text characters are escaped byte by byte.
+    let t = Template::parse("${a}→${b}").unwrap();
+    assert_eq!(key_of(&t, "x→y", "z"), "x%E2%86%92y→z");
+    // A hex digit in the text: escapes are read as a whole.
+    let t = Template::parse("k${a}4${b}").unwrap();
+    assert_eq!(key_of(&t, "4", "x"), "k%344x");
+    // Case is kept: `save100` and `SAVE100` are two keys.
+    let t = Template::parse("promo:${a}:${b}").unwrap();
+    assert_ne!(key_of(&t, "save100", "u"), key_of(&t, "SAVE100", "u"));
+    assert!(!t.has_adjacent_placeholders() && !t.key_text_has_percent());
+    assert!(Template::parse("x${a}${b}")
+        .unwrap()
+        .has_adjacent_placeholders());
+    assert!(Template::parse("${a}%${b}").unwrap().key_text_has_percent());
+}
+
+proptest! {
+    /// Distinct values never render the same key.
+    #[test]
+    fn quota_keys_are_injective(
+        t in prop::sample::select(vec![
+            "${a}-${b}", "${a}:${b}:x", "k${a}4${b}", "${a}ab${b}", "-${a}--${b}-",
+            "${a}A${b}2", "${a}2${b}", "${b}-${a}-${b}",
+        ]),
+        a1 in "[abAP4X2%:-]{0,5}", b1 in "[abAP4X2%:-]{0,5}",
+        a2 in "[abAP4X2%:-]{0,5}", b2 in "[abAP4X2%:-]{0,5}",
+    ) {
+        let t = Template::parse(t).unwrap();
+        let same = key_of(&t, &a1, &b1) == key_of(&t, &a2, &b2);
+        prop_assert_eq!(same, (a1, b1) == (a2, b2));
+    }
+}

@@ -36,6 +36,7 @@ impl<S: ConsentStore> ConsentService<S> {
         data: Value,
         actor: &str,
     ) -> Result<ContentRecord> {
+        crate::limits::check_project_id(project)?;
         let t = ContentType::from_path(content_type)?;
         let (mut data, mut problems) = validate::content_data(t, Form::Create, &data);
         let now = self.clock.now();
@@ -89,6 +90,7 @@ impl<S: ConsentStore> ConsentService<S> {
         data: Value,
         actor: &str,
     ) -> Result<ContentRecord> {
+        crate::limits::check_project_id(project)?;
         self.replace(project, content_type, id, None, data, actor)
             .await
     }
@@ -105,6 +107,7 @@ impl<S: ConsentStore> ConsentService<S> {
         data: Value,
         actor: &str,
     ) -> Result<ContentRecord> {
+        crate::limits::check_project_id(project)?;
         self.replace(
             project,
             content_type,

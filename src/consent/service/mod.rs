@@ -162,6 +162,7 @@ impl<S: ConsentStore> ConsentService<S> {
         req: AcceptConsentRequest,
         actor: &str,
     ) -> Result<ConsentAcceptance> {
+        crate::limits::check_project_id(project)?;
         validate::accept_consent(&req).into_result()?;
         let app = text(req.app.as_ref());
         let consent_id = text(req.consent_id.as_ref());
@@ -296,6 +297,7 @@ impl<S: ConsentStore> ConsentService<S> {
         project: &str,
         req: PurposeRequest,
     ) -> Result<PurposeAcceptance> {
+        crate::limits::check_project_id(project)?;
         validate::purpose_request(&req).into_result()?;
         let (app, subject, code) = (
             text(req.app.as_ref()),
@@ -340,6 +342,7 @@ impl<S: ConsentStore> ConsentService<S> {
         project: &str,
         req: PurposeRequest,
     ) -> Result<PurposeAcceptance> {
+        crate::limits::check_project_id(project)?;
         validate::purpose_request(&req).into_result()?;
         let (app, subject, code) = (
             text(req.app.as_ref()),

@@ -76,7 +76,7 @@ impl ContentStore for MemoryStore {
             last_modified_by: write.actor.clone(),
             created_date: write.at,
             last_modified_date: write.at,
-            data: write.data.clone(),
+            data: crate::wire::double_data(&write.data),
         };
         s.projects
             .entry(write.project_id.clone())
@@ -116,7 +116,7 @@ impl ContentStore for MemoryStore {
             version: current.version + 1,
             last_modified_by: write.actor.clone(),
             last_modified_date: write.at,
-            data: write.data.clone(),
+            data: crate::wire::double_data(&write.data),
             ..current.clone()
         };
         record.seq = s.next_seq();

@@ -64,7 +64,12 @@ pub(crate) fn data_json(data: &Map<String, Value>) -> Result<String> {
 
 /// Reads the `data` column back.
 pub(crate) fn data_from_json(json: &str) -> Result<Map<String, Value>> {
-    serde_json::from_str(json).map_err(|e| corrupt("content data", e))
+    let mut data: Map<String, Value> =
+        serde_json::from_str(json).map_err(|e| corrupt("content data", e))?;
+    // PostgreSQL's jsonb writes numbers in its own form (`1e2` as `100`):
+    // every store answers each number in the one form of a double.
+    data.values_mut().for_each(crate::wire::double_numbers);
+    Ok(data)
 }
 
 /// What the text of a filter `data.a=v` can equal (see
