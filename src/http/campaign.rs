@@ -14,7 +14,7 @@ use serde_json::json;
 
 use super::auth::{scope, Principal};
 use super::error::ApiError;
-use super::extract::{path_uuid, JsonBody, PathParams, QueryParams};
+use super::extract::{path_uuid, JsonBody, MountPrefix, PathParams, QueryParams};
 use super::{Api, HttpStore};
 use crate::campaign::{
     Campaign, CampaignInput, CampaignStatus, QuotaUsage, RedeemRequest, Redemption, SearchOptions,
@@ -338,6 +338,7 @@ pub(crate) async fn list_campaigns<S: HttpStore>(
 )]
 pub(crate) async fn create_campaign<S: HttpStore>(
     State(api): State<Api<S>>,
+    MountPrefix(prefix): MountPrefix,
     path: PathParams,
     principal: Principal,
     JsonBody(input): JsonBody<CampaignInput>,
@@ -348,7 +349,7 @@ pub(crate) async fn create_campaign<S: HttpStore>(
         .create_campaign(project, input, &principal.sub)
         .await?;
     let location = format!(
-        "/campaign/api/projects/{}/campaigns/{}",
+        "{prefix}/campaign/api/projects/{}/campaigns/{}",
         percent_encode(project),
         campaign.id
     );
