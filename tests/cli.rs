@@ -287,3 +287,74 @@ fn the_operations_guide_lists_every_flag() {
         }
     }
 }
+
+/// `--log-format json`: every log line is one JSON object, and a request's
+/// line carries its request id.
+#[test]
+fn json_logs_carry_the_request_id() {
+    use std::io::{BufRead as _, BufReader, Read as _};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_accord"))
+        .args([
+            "serve",
+            "--log-format",
+            "json",
+            "--addr",
+            "127.0.0.1:0",
+            "--database-url",
+            "memory:",
+            "--jwt-secret",
+            SECRET,
+        ])
+        .env_remove("ACCORD_CONFIG")
+        .env("RUST_LOG", "info")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut addr = String::new();
+    let mut line = String::new();
+    while stdout.read_line(&mut line).unwrap() > 0 {
+        if let Some(rest) = line.split("listening on http://").nth(1) {
+            addr = rest.split_whitespace().next().unwrap().to_owned();
+            break;
+        }
+        line.clear();
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let status = runtime.block_on(async {
+        reqwest::Client::new()
+            .get(format!(
+                "http://{addr}/campaign/api/projects/shop/campaigns"
+            ))
+            .header("x-request-id", "json-7")
+            .send()
+            .await
+            .unwrap()
+            .status()
+    });
+    assert_eq!(status, 401);
+    std::thread::sleep(Duration::from_millis(200));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    let lines: Vec<serde_json::Value> = stderr
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let request = lines
+        .iter()
+        .find(|l| l["status"] == 401)
+        .unwrap_or_else(|| panic!("no request line in {stderr}"));
+    assert_eq!(request["span"]["request_id"], "json-7", "{request}");
+    assert_eq!(
+        request["route"],
+        "/campaign/api/projects/{projId}/campaigns"
+    );
+}

@@ -43,6 +43,7 @@ mod consent;
 mod content;
 pub mod error;
 mod extract;
+pub mod metrics;
 mod openapi;
 mod ops;
 mod serve;
@@ -79,6 +80,7 @@ pub struct Api<S> {
     consent: Arc<ConsentService<S>>,
     store: Arc<S>,
     auth: Arc<Auth>,
+    metrics: Arc<metrics::Metrics>,
 }
 
 impl<S> Clone for Api<S> {
@@ -88,6 +90,7 @@ impl<S> Clone for Api<S> {
             consent: Arc::clone(&self.consent),
             store: Arc::clone(&self.store),
             auth: Arc::clone(&self.auth),
+            metrics: Arc::clone(&self.metrics),
         }
     }
 }
@@ -121,7 +124,13 @@ impl<S: HttpStore> Api<S> {
             campaigns,
             consent,
             auth: Arc::new(auth),
+            metrics: Arc::new(metrics::Metrics::default()),
         }
+    }
+
+    /// The router's metrics (served at `/metrics`).
+    pub fn metrics(&self) -> &Arc<metrics::Metrics> {
+        &self.metrics
     }
 
     /// The campaign service.
@@ -235,19 +244,26 @@ fn guarded<S: HttpStore>(
 /// The router of the whole API over `api`, ready to serve or to mount in a
 /// host application (`Router::merge`/`nest`).
 ///
-/// Layers, outermost first: one info log line per request (route
-/// template, never the raw path), the request target limit (a 414 problem
+/// Besides [`ROUTES`] it serves `GET /metrics` (Prometheus, see
+/// [`metrics`]), without authentication.
+///
+/// Layers, outermost first: the request id (`x-request-id`, taken if sane
+/// or made, returned, in a span around every log line of the request), one
+/// info log line and the metrics per request (route template, never the
+/// raw path), the request target limit (a 414 problem
 /// past [`MAX_URI_BYTES`]), catch-panic (a 500 problem, never a dropped
 /// connection), the 1 MiB body limit; unknown paths get a 404 problem and
 /// wrong methods a 405 problem.
 pub fn router<S: HttpStore>(api: Api<S>) -> Router {
+    let metrics = Arc::clone(&api.metrics);
     api_routes(&api)
+        .route("/metrics", axum::routing::get(ops::metrics::<S>))
         .fallback(error::route_not_found)
         .method_not_allowed_fallback(error::method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(CatchPanicLayer::custom(error::panic_response))
         .layer(axum::middleware::from_fn(ops::limit_target))
-        .layer(axum::middleware::from_fn(ops::log_request))
+        .layer(axum::middleware::from_fn_with_state(metrics, ops::observe))
         .with_state(api)
 }
 
