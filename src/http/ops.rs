@@ -22,6 +22,8 @@ pub struct Health {
 }
 
 /// The process is up.
+///
+/// Answers without touching the store: for liveness probes. No token.
 #[utoipa::path(
     get,
     path = "/healthz",
@@ -35,6 +37,9 @@ pub(crate) async fn healthz() -> Json<Health> {
 }
 
 /// The store answers: the instance can serve requests.
+///
+/// Pings the store; 503 with `Retry-After` when it does not answer. For
+/// readiness probes and load balancers. No token.
 #[utoipa::path(
     get,
     path = "/readyz",
@@ -54,6 +59,9 @@ pub(crate) async fn readyz<S: HttpStore>(
 }
 
 /// The OpenAPI 3.1 document of every route.
+///
+/// Generated from the code: every route the router serves, its scopes,
+/// request and response schemas, and every status it may answer. No token.
 #[utoipa::path(
     get,
     path = "/openapi.json",
@@ -63,9 +71,7 @@ pub(crate) async fn readyz<S: HttpStore>(
 pub(crate) async fn openapi_json() -> Response {
     static DOC: OnceLock<String> = OnceLock::new();
     let doc = DOC.get_or_init(|| {
-        super::openapi()
-            .to_json()
-            .unwrap_or_else(|_| "{}".to_owned())
+        serde_json::to_string(&super::openapi()).unwrap_or_else(|_| "{}".to_owned())
     });
     (
         [(
