@@ -157,6 +157,7 @@
 
 pub mod check;
 pub mod content;
+pub mod evidence;
 pub mod integrity;
 pub mod model;
 pub mod query;

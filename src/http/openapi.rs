@@ -10,7 +10,7 @@ use utoipa::openapi::{ContentBuilder, Ref, RefOr};
 use utoipa::{Modify, OpenApi};
 
 use super::error::{Problem, PROBLEM_JSON};
-use super::{campaign, consent, content, ops};
+use super::{campaign, consent, content, evidence, ops};
 
 /// The OpenAPI document of the router.
 #[derive(OpenApi)]
@@ -31,6 +31,10 @@ use super::{campaign, consent, content, ops};
         content::create_content,
         content::get_content,
         content::replace_content,
+        evidence::content_versions,
+        evidence::content_version,
+        evidence::subject_history,
+        evidence::subject_state,
         campaign::search,
         campaign::redeem,
         campaign::cancel_redemption,
@@ -57,6 +61,7 @@ use super::{campaign, consent, content, ops};
     tags(
         (name = "consent", description = "Application-facing consent routes"),
         (name = "content store", description = "Privacy notices, consents, acceptances and the purpose catalogue as content records"),
+        (name = "consent evidence", description = "A data subject's consent history and state at an instant (scope consent.audit)"),
         (name = "campaign", description = "Search, redeem, cancel, redemptions"),
         (name = "campaign admin", description = "Campaign administration and quota usage"),
         (name = "operations", description = "Health, readiness, this document"),

@@ -184,3 +184,88 @@ pub async fn concurrent_acceptances<S: ConsentStore + 'static>(store: Arc<S>) {
         assert_eq!(h.len(), 8);
     }
 }
+
+/// The history as events and the state per application, over the story:
+/// stored events in order, the re-consent request derived from the new
+/// revision, filters and paging; `subject_state` is `state_at` per
+/// application.
+pub async fn history_events_and_state_by_app<S: ConsentStore + 'static>(store: Arc<S>) {
+    use accord::consent::evidence::{EventKind, HistoryQuery};
+    let fx = Fx::new(store);
+    let (c, acc1, acc2) = story(&fx).await;
+    fx.accept("shop", "someone-else", &c.id, None).await;
+    let all = fx
+        .svc
+        .subject_history(&fx.project, "u1", &HistoryQuery::default())
+        .await
+        .expect("history");
+    let kinds: Vec<(EventKind, String)> = all
+        .items
+        .iter()
+        .map(|e| (e.kind.clone(), e.record_id.clone()))
+        .collect();
+    assert_eq!(all.total, 6);
+    assert_eq!(kinds[0], (EventKind::Accepted, acc1.id.clone()));
+    assert_eq!(kinds[1].0, EventKind::PurposeAccepted);
+    assert_eq!(kinds[2], (EventKind::ReconsentRequired, acc1.id.clone()));
+    assert_eq!(kinds[3], (EventKind::Accepted, acc2.id.clone()));
+    assert_eq!(kinds[4].0, EventKind::PurposeWithdrawn);
+    assert_eq!(kinds[5], (EventKind::Withdrawn, acc2.id.clone()));
+    assert_eq!(all.items[0].consent_revision, Some(1));
+    assert_eq!(all.items[2].new_revision, Some(2));
+    assert_eq!(all.items[3].consent_revision, Some(2));
+    assert_eq!(all.items[0].privacy_notice_revision, Some(4));
+    assert!(all.items.iter().all(|e| e.application == "shop"));
+    let page = fx
+        .svc
+        .subject_history(
+            &fx.project,
+            "u1",
+            &HistoryQuery {
+                consent_id: Some(c.id.clone()),
+                from: Some(t0() + Duration::hours(2)),
+                page: 1,
+                size: 2,
+                ..HistoryQuery::default()
+            },
+        )
+        .await
+        .expect("history");
+    // From 2h, of the consent: PURPOSE_ACCEPTED (its lifespan's consent),
+    // RECONSENT_REQUIRED, ACCEPTED, WITHDRAWN.
+    assert_eq!(page.total, 4);
+    assert_eq!(
+        page.items
+            .iter()
+            .map(|e| e.kind.clone())
+            .collect::<Vec<_>>(),
+        [EventKind::Accepted, EventKind::Withdrawn]
+    );
+    let other = fx
+        .svc
+        .subject_history(&fx.project, "nobody", &HistoryQuery::default())
+        .await
+        .expect("history");
+    assert_eq!(other.total, 0);
+
+    for minutes in [30, 90, 150, 270, 330, 400] {
+        let at = t0() + Duration::minutes(minutes);
+        let states = fx
+            .svc
+            .subject_state(&fx.project, "u1", None, at)
+            .await
+            .expect("state");
+        let one = fx
+            .svc
+            .state_at(&fx.project, "u1", "shop", at)
+            .await
+            .expect("state_at");
+        assert_eq!(states, [one], "at {at}");
+    }
+    assert!(fx
+        .svc
+        .subject_state(&fx.project, "nobody", None, fx.now())
+        .await
+        .expect("state")
+        .is_empty());
+}
