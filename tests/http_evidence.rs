@@ -1,7 +1,9 @@
 //! Consent evidence over HTTP, on the memory store, SQLite and PostgreSQL
 //! (when `ACCORD_TEST_PG_URL` is set): a subject's history and state at
 //! an instant agree with the library (`subject_history`, `state_at`), and
-//! the revision history of notices and consents is readable by version.
+//! the revision history of notices and consents is readable by version;
+//! the consent ledger exports, verifies offline, and names the entry that
+//! was edited, deleted or moved straight in SQLite or PostgreSQL.
 #![cfg(all(feature = "http", feature = "sqlite", feature = "postgres"))]
 #![allow(clippy::unwrap_used)]
 
@@ -12,6 +14,7 @@ mod pg_support;
 use std::sync::Arc;
 
 use accord::consent::evidence::HistoryQuery;
+use accord::consent::ledger::{verify_jsonl, LedgerHead, ProblemKind};
 use accord::consent::{AcceptConsentRequest, ContentRecord, PurposeRequest};
 use accord::http::{scope, Api, Auth, HttpStore};
 use accord::store::memory::MemoryStore;
@@ -418,4 +421,211 @@ async fn postgres_history_and_state() {
     };
     let run = uuid::Uuid::new_v4();
     history_and_state_agree(store, &format!("ev-{run}")).await;
+}
+
+/// Five ledger entries in `project`: two acceptances, a purpose
+/// acceptance, a withdrawal through the content store, a purpose
+/// withdrawal.
+async fn ledger_story<S: HttpStore>(w: &Wire<S>) {
+    let notice = w
+        .create(
+            "svc-privacy-notice-v1",
+            json!({"name": "Privacy", "revision": 1, "status": "PUBLISHED"}),
+        )
+        .await;
+    let consent = w
+        .create(
+            "svc-consent-v1",
+            json!({"name": "Marketing", "application": "shop", "purposes": ["email", "sms"],
+                   "privacyNoticeRef": notice.id, "revision": 1, "status": "PUBLISHED"}),
+        )
+        .await;
+    let first = w.accept("u1", &consent.id).await;
+    w.accept("u2", &consent.id).await;
+    let purpose = |code: &str| PurposeRequest {
+        app: Some("shop".into()),
+        data_subject: Some("u1".into()),
+        purpose_code: Some(code.into()),
+    };
+    w.api
+        .consent()
+        .accept_purpose(&w.project, purpose("sms"))
+        .await
+        .unwrap();
+    w.api
+        .consent()
+        .replace_content(
+            &w.project,
+            "svc-consent-acceptance-v1",
+            &first,
+            json!({"dataSubject": "u1", "consentId": consent.id, "application": "shop",
+                   "acceptanceDate": t0(), "status": "WITHDRAWN", "note": ""}),
+            "support",
+        )
+        .await
+        .unwrap();
+    w.api
+        .consent()
+        .withdraw_purpose(&w.project, purpose("email"))
+        .await
+        .unwrap();
+}
+
+/// The ledger over HTTP: five entries, valid, no personal data; the
+/// JSON Lines export verifies offline, and one changed byte does not.
+async fn ledger_exports_and_verifies<S: HttpStore>(w: &Wire<S>) {
+    let (report, _) = w.json(&w.c("/ledger/verify")).await;
+    assert_eq!(report["valid"], true, "{report}");
+    assert_eq!(report["entries"], 5);
+    let res = w.get(&w.c("/ledger?after=0&limit=2")).await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers()["content-type"], "application/jsonl");
+    assert_eq!(res.headers()["x-ledger-head-position"], "5");
+    let head = LedgerHead {
+        position: 5,
+        hash: res.headers()["x-ledger-head-hash"]
+            .to_str()
+            .unwrap()
+            .to_owned(),
+    };
+    let mut file = res.text().await.unwrap();
+    assert_eq!(file.lines().count(), 2);
+    let rest = w.get(&w.c("/ledger?after=2")).await.text().await.unwrap();
+    file.push_str(&rest);
+    for personal in ["u1", "u2", "10.1.2.3", "fp-77", "Mozilla", "phone-x"] {
+        assert!(!file.contains(personal), "{personal} in the ledger: {file}");
+    }
+    let offline = verify_jsonl(file.as_bytes(), Some(&head)).unwrap();
+    assert!(offline.valid, "{offline:?}");
+    assert_eq!(serde_json::to_value(&offline).unwrap(), report);
+    // One changed byte: the entry is named.
+    let changed = file.replacen("\"purposeCode\":\"sms\"", "\"purposeCode\":\"smt\"", 1);
+    let offline = verify_jsonl(changed.as_bytes(), Some(&head)).unwrap();
+    let problem = offline.problem.unwrap();
+    assert_eq!((problem.position, problem.kind), (3, ProblemKind::Changed));
+    problem_of(w.get(&w.c("/ledger?limit=0")).await).await;
+    problem_of(w.get(&w.c("/ledger?after=-1")).await).await;
+}
+
+async fn problem_of(res: reqwest::Response) {
+    problem(res, 400, "invalid_parameter").await;
+}
+
+/// Direct SQL on the ledger table of `project` (the same text for SQLite
+/// and PostgreSQL), and the problem the verifier must name.
+fn tampering(project: &str) -> Vec<(&'static str, Vec<String>, i64, ProblemKind)> {
+    let p = format!("project_id = '{project}'");
+    vec![
+        (
+            "edit",
+            vec![format!(
+                "UPDATE consent_ledger SET entry = replace(entry, '\"WITHDRAWN\"', '\"ACCEPTED\"') \
+                 WHERE {p} AND position = 4"
+            )],
+            4,
+            ProblemKind::Changed,
+        ),
+        (
+            "delete",
+            vec![format!(
+                "DELETE FROM consent_ledger WHERE {p} AND position = 2"
+            )],
+            2,
+            ProblemKind::Removed,
+        ),
+        (
+            "delete the last",
+            vec![format!(
+                "DELETE FROM consent_ledger WHERE {p} AND position = 5"
+            )],
+            5,
+            ProblemKind::Removed,
+        ),
+        (
+            "reorder",
+            vec![
+                format!("UPDATE consent_ledger SET position = 1000 WHERE {p} AND position = 2"),
+                format!("UPDATE consent_ledger SET position = 2 WHERE {p} AND position = 4"),
+                format!("UPDATE consent_ledger SET position = 4 WHERE {p} AND position = 1000"),
+            ],
+            4,
+            ProblemKind::Reordered,
+        ),
+    ]
+}
+
+/// For each kind of tampering, a project of its own: the story, the SQL,
+/// then the verify route names the entry.
+async fn tamper_and_verify<S: HttpStore, F, Fut>(store: Arc<S>, run: &str, mut exec: F)
+where
+    F: FnMut(String) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    for (name, _, _, _) in tampering("-") {
+        let project = format!("tamper-{}-{run}", name.replace(' ', "-"));
+        let w = serve(Arc::clone(&store), &project).await;
+        ledger_story(&w).await;
+        if name == "edit" {
+            ledger_exports_and_verifies(&w).await;
+        }
+        let (_, sql, position, kind) = tampering(&project)
+            .into_iter()
+            .find(|t| t.0 == name)
+            .unwrap();
+        for statement in sql {
+            exec(statement).await;
+        }
+        let (report, _) = w.json(&w.c("/ledger/verify")).await;
+        assert_eq!(report["valid"], false, "{name}: {report}");
+        assert_eq!(report["problem"]["position"], position, "{name}: {report}");
+        assert_eq!(report["problem"]["kind"], kind.as_str(), "{name}: {report}");
+    }
+}
+
+#[tokio::test]
+async fn memory_ledger_verifies() {
+    let w = serve(Arc::new(MemoryStore::new()), "ledger").await;
+    ledger_story(&w).await;
+    ledger_exports_and_verifies(&w).await;
+}
+
+#[tokio::test]
+async fn sqlite_tampering_is_named() {
+    use sqlx::Connection;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tamper.db");
+    let store = Arc::new(SqliteStore::open(path.to_str().unwrap()).await.unwrap());
+    let url = format!("sqlite://{}", path.display());
+    tamper_and_verify(store, "s", |sql| {
+        let url = url.clone();
+        async move {
+            let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
+            sqlx::query(&sql).execute(&mut conn).await.unwrap();
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn postgres_tampering_is_named() {
+    use sqlx::Connection;
+    let Some(url) = pg_support::database_url("ledger tampering over PostgreSQL") else {
+        return;
+    };
+    let schema = pg_support::create_schema(&url, "tamper", "").await;
+    let url = pg_support::with_schema(&url, &schema);
+    let store = Arc::new(
+        accord::store::postgres::PostgresStore::connect(&url)
+            .await
+            .unwrap(),
+    );
+    let run = uuid::Uuid::new_v4().to_string();
+    tamper_and_verify(store, &run, |sql| {
+        let url = url.clone();
+        async move {
+            let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
+            sqlx::query(&sql).execute(&mut conn).await.unwrap();
+        }
+    })
+    .await;
 }

@@ -1,12 +1,13 @@
 //! Consent evidence routes: a data subject's history and state at an
-//! instant under `/consent/api/projects/{projId}/subjects` (scope
-//! `consent.audit`), and the revision history of content records under
+//! instant under `/consent/api/projects/{projId}/subjects`, the consent
+//! ledger and its check under `…/ledger` (scope `consent.audit`), and the revision history of content records under
 //! `/cms/api/projects/{projId}/c/{type}/{id}/versions` (scope `cms.r`).
 //!
 //! `dataSubject` travels in the query: the request log writes the route
 //! template only, never the query (see `ops`).
 
 use axum::extract::State;
+use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use chrono::{DateTime, Utc};
@@ -18,6 +19,7 @@ use super::error::ApiError;
 use super::extract::{PathParams, QueryParams};
 use super::{Api, HttpStore};
 use crate::consent::evidence::{HistoryQuery, SubjectEvent};
+use crate::consent::ledger::LedgerReport;
 use crate::consent::{ContentRecord, Envelope, SubjectState};
 
 /// One stored version of a content record: its number beside the
@@ -215,4 +217,85 @@ pub(crate) async fn content_version<S: HttpStore>(
         .content_version(path.project(), path.get("type"), path.get("id"), version)
         .await?;
     Ok(Json(VersionEnvelope::from(&record)).into_response())
+}
+
+/// Most entries one ledger page may hold.
+const MAX_LEDGER_PAGE: u32 = 10_000;
+
+/// The project's consent ledger as JSON Lines (`application/jsonl`): one
+/// entry per line, exactly as stored, in position order, from after
+/// position `after` (default 0), at most `limit` (1 to 10 000, default
+/// 1000). The ledger's head is in `X-Ledger-Head-Position` and
+/// `X-Ledger-Head-Hash` (absent while the ledger is empty). Save the pages
+/// one after the other into a file and check it offline
+/// (`accord::consent::ledger::verify_jsonl`, `examples/verify_ledger.rs`).
+#[utoipa::path(
+    get,
+    path = "/consent/api/projects/{projId}/ledger",
+    tag = "consent evidence",
+    params(
+        ("projId" = String, Path, description = "Project id"),
+        ("after" = Option<i64>, Query, description = "Entries after this position (default 0)"),
+        ("limit" = Option<u32>, Query, description = "At most this many entries, 1 to 10000 (default 1000)"),
+    ),
+    responses((status = 200, description = "Entries, one JSON object per line", content_type = "application/jsonl", body = String,
+        headers(("X-Ledger-Head-Position" = i64, description = "Position of the ledger's last entry"),
+            ("X-Ledger-Head-Hash" = String, description = "Hash of the ledger's last entry")))),
+    security(("bearer" = ["consent.audit"]))
+)]
+pub(crate) async fn ledger<S: HttpStore>(
+    State(api): State<Api<S>>,
+    path: PathParams,
+    query: QueryParams,
+) -> Result<Response, ApiError> {
+    query.allow(&["after", "limit"], |_| false)?;
+    let after = match query.one("after")? {
+        None => 0,
+        Some(v) => v.parse::<i64>().ok().filter(|n| *n >= 0).ok_or_else(|| {
+            ApiError::invalid_parameter("after", "expected a whole number from 0")
+        })?,
+    };
+    let limit = query.number("limit")?.unwrap_or(1000);
+    if limit == 0 || limit > MAX_LEDGER_PAGE {
+        return Err(ApiError::invalid_parameter(
+            "limit",
+            format!("expected 1 to {MAX_LEDGER_PAGE}"),
+        ));
+    }
+    let (entries, head) = api
+        .consent
+        .ledger_entries(path.project(), after, limit)
+        .await?;
+    let mut body = String::new();
+    for e in entries {
+        body.push_str(&e.text);
+        body.push('\n');
+    }
+    let mut res = ([(header::CONTENT_TYPE, "application/jsonl")], body).into_response();
+    if let Some(h) = head {
+        let headers = res.headers_mut();
+        headers.insert("x-ledger-head-position", HeaderValue::from(h.position));
+        if let Ok(v) = HeaderValue::from_str(&h.hash) {
+            headers.insert("x-ledger-head-hash", v);
+        }
+    }
+    Ok(res)
+}
+
+/// Checks the project's consent ledger: every entry's hash, every link to
+/// the entry before, the positions, and the head. `valid`, or the first
+/// entry that was changed, removed or reordered.
+#[utoipa::path(
+    get,
+    path = "/consent/api/projects/{projId}/ledger/verify",
+    tag = "consent evidence",
+    params(("projId" = String, Path, description = "Project id")),
+    responses((status = 200, description = "The result (a broken ledger is a 200 with valid false)", body = LedgerReport)),
+    security(("bearer" = ["consent.audit"]))
+)]
+pub(crate) async fn verify_ledger<S: HttpStore>(
+    State(api): State<Api<S>>,
+    path: PathParams,
+) -> Result<Json<LedgerReport>, ApiError> {
+    Ok(Json(api.consent.verify_ledger(path.project()).await?))
 }

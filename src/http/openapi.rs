@@ -35,6 +35,8 @@ use super::{campaign, consent, content, evidence, ops};
         evidence::content_version,
         evidence::subject_history,
         evidence::subject_state,
+        evidence::ledger,
+        evidence::verify_ledger,
         campaign::search,
         campaign::redeem,
         campaign::cancel_redemption,

@@ -9,9 +9,10 @@ use chrono::{DateTime, Utc};
 use super::ConsentService;
 use crate::consent::content::{get_string, ContentRecord, ContentType};
 use crate::consent::evidence::{self, HistoryQuery, SubjectEvent, Versions};
+use crate::consent::ledger::{self, LedgerHead, LedgerReport};
 use crate::consent::model::SubjectState;
 use crate::consent::validate;
-use crate::store::{ConsentStore, Page, MAX_PAGE_SIZE};
+use crate::store::{ConsentStore, Page, StoredEntry, MAX_PAGE_SIZE};
 use crate::{Error, Result};
 
 /// `dataSubject` is required and within its length limit (as on the
@@ -142,5 +143,45 @@ impl<S: ConsentStore> ConsentService<S> {
                     format!("record {id:?} has no version {version}"),
                 )
             })
+    }
+
+    /// Up to `limit` entries of the project's consent ledger after position
+    /// `after` (0: from the start), as stored, with the ledger's head.
+    pub async fn ledger_entries(
+        &self,
+        project: &str,
+        after: i64,
+        limit: u32,
+    ) -> Result<(Vec<StoredEntry>, Option<LedgerHead>)> {
+        // The head first: entries appended in between are then read too,
+        // and the export is never shorter than its head says.
+        let head = self.store.ledger_head(project).await?;
+        let entries = self.store.ledger_entries(project, after, limit).await?;
+        Ok((entries, head))
+    }
+
+    /// Checks the project's whole consent ledger against its head
+    /// ([`ledger::verify`]): the first entry changed, removed or reordered.
+    pub async fn verify_ledger(&self, project: &str) -> Result<LedgerReport> {
+        const BATCH: u32 = 10_000;
+        let head = self.store.ledger_head(project).await?;
+        let mut texts = Vec::new();
+        let mut after = 0;
+        loop {
+            let batch = self.store.ledger_entries(project, after, BATCH).await?;
+            let Some(last) = batch.last() else { break };
+            after = last.position;
+            let full = batch.len() == BATCH as usize;
+            texts.extend(batch.into_iter().map(|e| e.text));
+            if !full {
+                break;
+            }
+        }
+        // Entries appended after the head was read are not its concern.
+        if let Some(h) = &head {
+            texts.truncate(usize::try_from(h.position).unwrap_or(usize::MAX));
+        }
+        let report = ledger::verify(texts.iter().map(String::as_str), head.as_ref());
+        Ok(report)
     }
 }

@@ -269,3 +269,74 @@ pub async fn history_events_and_state_by_app<S: ConsentStore + 'static>(store: A
         .expect("state")
         .is_empty());
 }
+
+/// Every consent event has its ledger entry, appended with it: the story's
+/// acceptance versions and purpose events, concurrent writers, and nothing
+/// for a refused write; the chain verifies.
+pub async fn the_ledger_has_one_entry_per_event<S: ConsentStore + 'static>(store: Arc<S>) {
+    use accord::consent::ContentType;
+    use accord::store::{ContentStore, LedgerStore};
+    let fx = Fx::new(Arc::clone(&store));
+    let (c, _, acc2) = story(&fx).await;
+    // acc1 v1, sms accepted, acc2 v1, email withdrawn, acc2 v2.
+    let report = fx.svc.verify_ledger(&fx.project).await.expect("verify");
+    assert!(report.valid, "{report:?}");
+    assert_eq!(report.entries, 5);
+    let head = store
+        .ledger_head(&fx.project)
+        .await
+        .expect("head")
+        .expect("a head");
+    assert_eq!(head.position, 5);
+    assert_eq!(report.last_hash.as_deref(), Some(head.hash.as_str()));
+    let entries = store
+        .ledger_entries(&fx.project, 0, 100)
+        .await
+        .expect("entries");
+    assert!(
+        entries.iter().all(|e| !e.text.contains("u1")),
+        "personal data in the ledger"
+    );
+    assert!(entries[4].text.contains(&acc2.id));
+    // A refused write appends nothing.
+    let stale = accord::consent::ContentWrite {
+        project_id: fx.project.clone(),
+        content_type: ContentType::ConsentAcceptance,
+        id: acc2.id.clone(),
+        data: serde_json::Map::new(),
+        actor: "late".into(),
+        at: fx.now(),
+    };
+    assert!(store.replace_content(&stale, 1).await.is_err());
+    assert_eq!(
+        store.ledger_head(&fx.project).await.expect("head"),
+        Some(head)
+    );
+    // Concurrent writers: one gapless chain.
+    let mut tasks = Vec::new();
+    for i in 0..12 {
+        let svc = fx.svc.clone();
+        let (project, id) = (fx.project.clone(), c.id.clone());
+        tasks.push(tokio::spawn(async move {
+            let subject = format!("w{}", i % 3);
+            svc.accept_consent(&project, Fx::<S>::request("shop", &subject, &id, None), "a")
+                .await?;
+            svc.withdraw_purpose(&project, Fx::<S>::purpose("shop", &subject, "email"))
+                .await
+        }));
+    }
+    for t in tasks {
+        t.await.expect("task").expect("accept and withdraw");
+    }
+    let report = fx.svc.verify_ledger(&fx.project).await.expect("verify");
+    assert!(report.valid, "{report:?}");
+    assert_eq!(report.entries, 5 + 24);
+    // Other projects have ledgers of their own.
+    let other = fx.other_project();
+    let report = other
+        .svc
+        .verify_ledger(&other.project)
+        .await
+        .expect("verify");
+    assert_eq!((report.valid, report.entries), (true, 0));
+}
