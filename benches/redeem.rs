@@ -98,6 +98,7 @@ fn plan(c: &Campaign, n: u64, hot: bool) -> RedemptionPlan {
                     internal_action: false,
                     action_ref: "a1".into(),
                     data: Vec::new(),
+                    ..Then::default()
                 },
             }],
             quotas,

@@ -288,6 +288,7 @@ fn rule(rng: &mut Rng, c: usize, r: usize, conditions: Vec<Condition>) -> Rule {
             internal_action: false,
             action_ref: format!("a{c}-{r}"),
             data,
+            ..Then::default()
         }],
         valid_from: None,
         valid_to: None,

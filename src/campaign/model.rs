@@ -16,6 +16,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
+pub use super::promotion::{
+    AllocateMethod, BenefitCap, CapScope, Capped, CappedBy, LineShare, DEFAULT_AMOUNT_ATTRIBUTE,
+};
 use crate::string_enum;
 use crate::wire::{self, Scalar};
 
@@ -205,7 +208,7 @@ impl DataItem {
 }
 
 /// A benefit of a rule.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Then {
@@ -222,6 +225,21 @@ pub struct Then {
     /// The benefit's attributes.
     #[serde(default)]
     pub data: Vec<DataItem>,
+    /// Bounds on the benefit's amount (optional; see
+    /// [`BenefitCap`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cap: Option<BenefitCap>,
+    /// Spread the benefit's amount over the cart's lines (optional).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocate: Option<AllocateMethod>,
+    /// Output of search and redeem: each cart line's share of an allocated
+    /// benefit, in cart order. Ignored in a campaign.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocation: Option<Vec<LineShare>>,
+    /// Output of search and redeem: set when a cap or an allocation reduced
+    /// the amount. Ignored in a campaign.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capped: Option<Capped>,
 }
 
 /// A promotion rule.
@@ -812,6 +830,7 @@ mod tests {
                     internal_action: false,
                     action_ref: "a".into(),
                     data: vec![DataItem::text("amount", "10")],
+                    ..Then::default()
                 },
             }],
             quotas: vec![],

@@ -39,6 +39,11 @@ pub(crate) fn build(
     check_fields(&input, &mut problems);
     let mut input = input;
     assign_ids(&mut input, &mut problems);
+    // Output-only fields of a benefit are never stored.
+    for then in input.rules.iter_mut().flat_map(|r| &mut r.then) {
+        then.allocation = None;
+        then.capped = None;
+    }
 
     let now = stamp.now;
     let campaign = Campaign {

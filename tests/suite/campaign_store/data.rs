@@ -123,6 +123,7 @@ pub fn plan(c: &Campaign, charges: &[(&str, &str, &str)], at: DateTime<Utc>) -> 
                     internal_action: false,
                     action_ref: "a1".to_owned(),
                     data: vec![DataItem::text("amount", "10.50")],
+                    ..Then::default()
                 },
             }],
             quotas,
