@@ -55,6 +55,7 @@ fn campaign(project: &str) -> Campaign {
         priority: 1,
         channel: None,
         group_name: None,
+        stacking: None,
         quotas: Vec::new(),
         rules: Vec::new(),
         project_id: project.into(),

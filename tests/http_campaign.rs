@@ -417,7 +417,10 @@ async fn operations_routes() {
 async fn capped_discount_is_allocated_to_lines_in_search_and_redeem() {
     let s = start().await;
     let created = s.create("cart_cap").await;
-    assert_eq!(created["rules"][0]["then"][0]["cap"]["max"], 300);
+    assert_eq!(
+        created["rules"][0]["then"][0]["cap"]["max"], "300",
+        "written back as an exact decimal string"
+    );
     assert_eq!(created["rules"][0]["then"][0]["allocate"], "PROPORTIONAL");
     let cart = json!({"totalPrice": "1000", "currency": "THB", "items": [
         {"sku": "A", "amount": 1, "price": "500"},
@@ -516,4 +519,100 @@ async fn capped_discount_is_allocated_to_lines_in_search_and_redeem() {
             "rules[0].then[0].cap.scope"
         ]
     );
+}
+
+#[tokio::test]
+async fn stacking_over_http() {
+    let s = start().await;
+    let campaign = |code: &str, priority: i32, stacking: Value| {
+        let mut c = json!({
+            "name": code, "refCode": code, "priority": priority,
+            "startDate": "2026-01-01T00:00:00Z", "endDate": "2027-01-01T00:00:00Z",
+            "rules": [{"name": "r", "when": [], "then": [{"action": "DISCOUNT",
+                "data": [{"attribute": "amount", "value": "5"}]}]}]
+        });
+        if !stacking.is_null() {
+            c["stacking"] = stacking;
+        }
+        c
+    };
+    let create = |body: Value| {
+        s.req(Method::POST, &s.campaign_url("/campaigns"))
+            .json(&body)
+            .send()
+    };
+    let (status, plain) = parts(create(campaign("PLAIN", 1, Value::Null)).await.unwrap()).await;
+    assert_eq!(status, 201);
+    assert!(
+        plain.get("stacking").is_none(),
+        "absent stays absent: {plain}"
+    );
+    let (status, vip) = parts(
+        create(campaign("VIP", 2, json!({"exclusive": true})))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 201);
+    assert_eq!(
+        vip["stacking"],
+        json!({"exclusive": true, "stopAfter": false})
+    );
+
+    let (status, found) = parts(
+        s.req(Method::POST, &s.campaign_url("/search?explain=true"))
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200, "{found}");
+    assert_eq!(found["actions"].as_array().unwrap().len(), 1);
+    assert_eq!(found["actions"][0]["campaign"]["refCode"], "PLAIN");
+    let why = &found["explain"][0];
+    assert_eq!(
+        (&why["refCode"], &why["reason"], &why["suppressedBy"]),
+        (&json!("VIP"), &json!("exclusive_campaign"), &json!("PLAIN"))
+    );
+
+    let url = s.campaign_url("/redeem/campaign-code");
+    let res = s
+        .req(Method::POST, &url)
+        .json(&json!({"campaignCode": "VIP", "withCampaigns": ["PLAIN"]}))
+        .send()
+        .await
+        .unwrap();
+    let p = problem(res, 409, "stacking_conflict").await;
+    assert!(p["detail"].as_str().unwrap().contains("exclusive"), "{p}");
+    let res = s
+        .req(Method::POST, &url)
+        .json(&json!({"campaignCode": "VIP", "withCampaigns": ["NOPE"]}))
+        .send()
+        .await
+        .unwrap();
+    let p = problem(res, 422, "unknown_campaign").await;
+    assert_eq!(p["errors"][0]["field"], "withCampaigns[0]");
+    let res = s
+        .req(Method::POST, &url)
+        .json(&json!({"campaignCode": "VIP"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 201, "alone, the exclusive campaign redeems");
+
+    let mut bad = campaign(
+        "BAD",
+        1,
+        json!({"group": "x".repeat(200), "exclusive": "yes"}),
+    );
+    bad["stacking"]["exclusive"] = json!(true);
+    let res = s
+        .req(Method::POST, &s.campaign_url("/campaigns"))
+        .json(&bad)
+        .send()
+        .await
+        .unwrap();
+    let p = problem(res, 422, "validation_failed").await;
+    assert_eq!(p["errors"][0]["field"], "stacking.group");
 }

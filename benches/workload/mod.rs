@@ -247,6 +247,7 @@ fn campaign(
         priority: i32::try_from(rng.range(1, 10)).unwrap(),
         channel: channel.map(str::to_owned),
         group_name: None,
+        stacking: None,
         quotas: if quota {
             vec![Quota {
                 id: None,

@@ -17,7 +17,8 @@ use serde_json::{Map, Value};
 use uuid::Uuid;
 
 pub use super::promotion::{
-    AllocateMethod, BenefitCap, CapScope, Capped, CappedBy, LineShare, DEFAULT_AMOUNT_ATTRIBUTE,
+    AllocateMethod, BenefitCap, CapScope, Capped, CappedBy, LineShare, Stacking,
+    DEFAULT_AMOUNT_ATTRIBUTE,
 };
 use crate::string_enum;
 use crate::wire::{self, Scalar};
@@ -334,6 +335,10 @@ pub struct CampaignInput {
     /// Free grouping label, searchable in the campaign list.
     #[serde(default)]
     pub group_name: Option<String>,
+    /// How the campaign combines with others (optional; absent: it stacks
+    /// with every other).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stacking: Option<Stacking>,
     /// Quotas.
     #[serde(default)]
     pub quotas: Vec<Quota>,
@@ -374,6 +379,10 @@ pub struct Campaign {
     /// Free grouping label.
     #[serde(default)]
     pub group_name: Option<String>,
+    /// How the campaign combines with others; absent: it stacks with every
+    /// other.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stacking: Option<Stacking>,
     /// Quotas.
     pub quotas: Vec<Quota>,
     /// Rules.
@@ -523,7 +532,9 @@ pub struct Explanation {
     /// Campaign reference code.
     pub ref_code: String,
     /// `no_rule_fired`, `rule_not_valid_now`, `condition_failed`,
-    /// `formula_failed`, `quota_exhausted` or `no_rules`.
+    /// `formula_failed`, `quota_exhausted`, `no_rules`; for a campaign that
+    /// fired but was suppressed by another's stacking rules,
+    /// `exclusive_campaign`, `stacking_group` or `stopped`.
     pub reason: String,
     /// The rule concerned, when one.
     #[serde(default)]
@@ -546,6 +557,9 @@ pub struct Explanation {
     /// The quota key that blocked the campaign.
     #[serde(default)]
     pub quota_key: Option<String>,
+    /// The campaign whose stacking rules suppressed this one (`refCode`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suppressed_by: Option<String>,
     /// A sentence for humans.
     pub message: String,
 }
@@ -588,6 +602,10 @@ pub struct RedeemRequest {
     /// Idempotency key (the HTTP header `Idempotency-Key` takes precedence).
     #[serde(default)]
     pub idempotency_key: Option<String>,
+    /// The other campaigns (`refCode`s) applied to the same order; the
+    /// redeem is refused when their stacking rules forbid the combination.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub with_campaigns: Vec<String>,
 }
 
 impl RedeemRequest {

@@ -1,5 +1,5 @@
-//! Promotion controls beyond the specification's fields: benefit caps and
-//! the allocation of a discount to cart lines.
+//! Promotion controls beyond the specification's fields: benefit caps, the
+//! allocation of a discount to cart lines, and how campaigns stack.
 //!
 //! Every field here is optional and absent from the wire when unset, so a
 //! campaign that does not use them reads, evaluates and serializes exactly
@@ -40,13 +40,15 @@ pub struct BenefitCap {
     /// The data item holding the amount; `amount` when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attribute: Option<String>,
-    /// At most this much per redemption.
+    /// At most this much per redemption. Read from a number or a numeric
+    /// string; written as a string holding the exact decimal, like benefit
+    /// values (so it is stored exactly too).
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        with = "wire::decimal_number::option"
+        deserialize_with = "wire::decimal_number::option::deserialize"
     )]
-    #[cfg_attr(feature = "http", schema(value_type = Option<f64>))]
+    #[cfg_attr(feature = "http", schema(value_type = Option<String>))]
     pub max: Option<Decimal>,
     /// `ITEM` bounds by the matched line, `CART` by the cart. Absent: `ITEM`
     /// when the rule matched a cart item, else `CART`.
@@ -105,4 +107,38 @@ pub struct LineShare {
     pub sku: Option<String>,
     /// The share, an exact decimal in the currency's minor units.
     pub amount: String,
+}
+
+/// How a campaign combines with the other campaigns that apply to the same
+/// request. Campaigns are taken in priority order (1 first, then by
+/// `refCode`); each one applies unless a campaign taken before it
+/// suppresses it:
+///
+/// - after an `exclusive` campaign applies, no other does; an `exclusive`
+///   campaign applies only if nothing applied before it;
+/// - of the campaigns of one `group`, only the first applies;
+/// - after a `stopAfter` campaign applies, the campaigns after it are not
+///   considered.
+///
+/// Absent, the campaign stacks with every other, as without this field.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Stacking {
+    /// Applies alone.
+    #[serde(default)]
+    pub exclusive: bool,
+    /// Stacking group: at most one campaign of a group applies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    /// No campaign after this one (in priority order) applies.
+    #[serde(default)]
+    pub stop_after: bool,
+}
+
+impl Stacking {
+    /// Whether this changes nothing (stacks with everything).
+    pub fn is_default(&self) -> bool {
+        !self.exclusive && self.group.is_none() && !self.stop_after
+    }
 }

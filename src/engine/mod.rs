@@ -23,6 +23,7 @@ pub mod money;
 mod plan;
 mod redeem;
 mod request;
+pub mod stacking;
 
 use std::borrow::Cow;
 use std::collections::HashMap;

@@ -11,7 +11,7 @@ use crate::admin::guard::Form;
 use crate::admin::view;
 use crate::campaign::{
     AllocateMethod, BenefitCap, CampaignInput, CampaignStatus, CapScope, Condition, ConditionType,
-    DataItem, MatchKind, Op, Quota, Rule, Then, ThenOperator, ValueType, WhenGroup,
+    DataItem, MatchKind, Op, Quota, Rule, Stacking, Then, ThenOperator, ValueType, WhenGroup,
 };
 use crate::error::FieldError;
 
@@ -101,6 +101,9 @@ pub struct Draft {
     pub priority: String,
     pub channel: String,
     pub group: String,
+    pub exclusive: bool,
+    pub stacking_group: String,
+    pub stop_after: bool,
     pub version: String,
     pub quotas: Vec<QuotaDraft>,
     pub rules: Vec<RuleDraft>,
@@ -154,6 +157,13 @@ impl Draft {
             priority: c.priority.map(|p| p.to_string()).unwrap_or_default(),
             channel: c.channel.clone().unwrap_or_default(),
             group: c.group_name.clone().unwrap_or_default(),
+            exclusive: c.stacking.as_ref().is_some_and(|s| s.exclusive),
+            stacking_group: c
+                .stacking
+                .as_ref()
+                .and_then(|s| s.group.clone())
+                .unwrap_or_default(),
+            stop_after: c.stacking.as_ref().is_some_and(|s| s.stop_after),
             version: c.version.map(|v| v.to_string()).unwrap_or_default(),
             quotas: c
                 .quotas
@@ -262,6 +272,9 @@ impl Draft {
             priority: f("priority"),
             channel: f("channel"),
             group: f("groupName"),
+            exclusive: on("stacking.exclusive"),
+            stacking_group: f("stacking.group"),
+            stop_after: on("stacking.stopAfter"),
             version: f("version"),
             quotas: indices(form, "quotas")
                 .into_iter()
@@ -477,6 +490,12 @@ impl Draft {
             priority,
             channel: opt(&self.channel),
             group_name: opt(&self.group),
+            stacking: Some(Stacking {
+                exclusive: self.exclusive,
+                group: opt(&self.stacking_group),
+                stop_after: self.stop_after,
+            })
+            .filter(|s| !s.is_default()),
             quotas,
             rules,
             version: self.version.trim().parse().ok(),

@@ -140,3 +140,25 @@ fn caps_and_allocation_survive_the_editor() {
     let fields: Vec<&str> = problems.iter().map(|p| p.field.as_str()).collect();
     assert_eq!(fields, ["rules[0].then[0].cap.max"]);
 }
+
+#[test]
+fn stacking_survives_the_editor() {
+    let utc = FixedOffset::east_opt(0).expect("utc");
+    let f = form(&[
+        ("name", "n"),
+        ("stacking.exclusive", "on"),
+        ("stacking.group", " shipping "),
+    ]);
+    let (input, problems) = Draft::from_form(&f).to_input(utc);
+    assert!(problems.is_empty(), "{problems:?}");
+    let want = Stacking {
+        exclusive: true,
+        group: Some("shipping".into()),
+        stop_after: false,
+    };
+    assert_eq!(input.stacking.as_ref(), Some(&want));
+    let (back, _) = Draft::of(&input, utc).to_input(utc);
+    assert_eq!(back.stacking, Some(want));
+    let (plain, _) = Draft::from_form(&form(&[("name", "n")])).to_input(utc);
+    assert_eq!(plain.stacking, None, "nothing ticked: no stacking at all");
+}
