@@ -92,6 +92,7 @@ fn plan(c: &Campaign, n: u64, hot: bool) -> RedemptionPlan {
             user_id: Some(user),
             channel: None,
             idempotency_key: Some(Uuid::new_v4().to_string()),
+            request_fingerprint: None,
             action_txs: vec![ActionTx {
                 status: TxStatus::Complete,
                 then: Then {

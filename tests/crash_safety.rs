@@ -13,7 +13,8 @@
 //! more is stored than was answered plus what was in flight; every quota
 //! key's usage is within its limit and equals the sum of the COMPLETE
 //! redemptions charged to it; and each redeem that was in flight at the
-//! kill, retried with its idempotency key, is replayed (200) exactly when
+//! kill, retried with its idempotency key, is replayed (201 with
+//! `Idempotent-Replayed: true`) exactly when
 //! the store had recorded it.
 //!
 //! Also: two servers started with `--demo` at the same moment on one
@@ -317,7 +318,7 @@ async fn verify<S: RedemptionStore + ContentStore>(
     );
     assert_quotas(store, project, seeded).await;
 
-    // A redeem in flight at the kill, retried with its key: replayed (200)
+    // A redeem in flight at the kill, retried with its key: replayed
     // exactly when it had been recorded; otherwise recorded now, or refused
     // by its quota. Quotas still balance afterwards.
     for ((key, user, points), was_stored) in ledger.redeems_in_doubt.iter().zip(in_doubt_stored) {
@@ -325,10 +326,11 @@ async fn verify<S: RedemptionStore + ContentStore>(
             .await
             .unwrap();
         let status = res.status().as_u16();
-        let expected: &[u16] = if was_stored { &[200] } else { &[201, 409] };
+        let replayed = res.headers().get("idempotent-replayed").is_some();
+        let expected: &[u16] = if was_stored { &[201] } else { &[201, 409] };
         assert!(
-            expected.contains(&status),
-            "retry of in-flight redeem {key} (stored: {was_stored}): {status}"
+            expected.contains(&status) && replayed == was_stored,
+            "retry of in-flight redeem {key} (stored: {was_stored}): {status}, replayed: {replayed}"
         );
     }
     assert_quotas(store, project, seeded).await;

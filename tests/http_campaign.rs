@@ -266,21 +266,37 @@ async fn redeem_idempotency_quota_cancel_and_lists() {
     assert_eq!(first["actionTxs"][0]["then"]["action"], "CART_DISCOUNT");
     assert_eq!(first["actionTxs"][0]["then"]["data"][0]["value"], "100");
 
-    // Replay: 200, the same redemption, nothing charged.
+    // Replay: 201 as the original, the same redemption, nothing charged,
+    // marked `Idempotent-Replayed: true`.
     let (status, again) = redeem(promo("u1"), Some("order-1")).await;
-    assert_eq!((status, &again), (200, &first));
+    assert_eq!((status, &again), (201, &first));
+    let res = s
+        .req(Method::POST, &s.campaign_url("/redeem/campaign-code"))
+        .header("Idempotency-Key", "order-1")
+        .json(&promo("u1"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.headers()["idempotent-replayed"], "true");
+    // The same key with another request: refused, nothing recorded.
+    let (status, p) = redeem(promo("u9"), Some("order-1")).await;
+    assert_eq!(
+        (status, p["code"].as_str()),
+        (422, Some("idempotency_key_reused")),
+        "{p}"
+    );
     // The header wins over the body's idempotencyKey.
     let mut body = promo("u1");
     body["idempotencyKey"] = json!("something-else");
     let (status, again) = redeem(body, Some("order-1")).await;
-    assert_eq!((status, again["id"].clone()), (200, first["id"].clone()));
+    assert_eq!((status, again["id"].clone()), (201, first["id"].clone()));
     // The body's key alone works too.
     let mut body = promo("u2");
     body["idempotencyKey"] = json!("order-2");
     let (status, second) = redeem(body.clone(), None).await;
     assert_eq!(status, 201);
     let (status, replay) = redeem(body, None).await;
-    assert_eq!((status, replay["id"].clone()), (200, second["id"].clone()));
+    assert_eq!((status, replay["id"].clone()), (201, second["id"].clone()));
 
     // Once per user: u1 again is a 409 naming the key.
     let (status, p) = redeem(promo("u1"), Some("order-3")).await;

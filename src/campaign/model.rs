@@ -683,6 +683,11 @@ pub struct Redemption {
     /// Idempotency key of the request.
     #[serde(default)]
     pub idempotency_key: Option<String>,
+    /// A fingerprint of the request that recorded it (with an idempotency
+    /// key): a later request with the key and another body is refused. Kept
+    /// by the stores, never written on the wire.
+    #[serde(skip)]
+    pub request_fingerprint: Option<String>,
     /// One per redeemed benefit.
     pub action_txs: Vec<ActionTx>,
     /// What was charged to which quota key.
@@ -843,6 +848,7 @@ mod tests {
             user_id: None,
             channel: None,
             idempotency_key: None,
+            request_fingerprint: None,
             action_txs: vec![ActionTx {
                 status: TxStatus::Complete,
                 then: Then {

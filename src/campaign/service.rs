@@ -384,6 +384,10 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
             user_id: request.attribute.get("userId").and_then(engine_scalar_text),
             channel: request.channel.clone(),
             idempotency_key: request.idempotency_key.clone(),
+            request_fingerprint: request
+                .idempotency_key
+                .as_ref()
+                .map(|_| request_fingerprint(request)),
             action_txs: plan.action_txs,
             quotas: plan.charges,
             created_date: now,
@@ -548,9 +552,36 @@ fn engine_scalar_text(v: &serde_json::Value) -> Option<String> {
     }
 }
 
-/// The stored redemption of an idempotency key, if the request is for the
-/// same campaign; a key reused for another campaign is a client bug.
+/// A fingerprint of a redeem request: the SHA-256 of its JSON form with
+/// the idempotency key left out (fields in declaration order, attribute
+/// names sorted, numbers as sent).
+fn request_fingerprint(request: &RedeemRequest) -> String {
+    let mut normal = request.clone();
+    normal.idempotency_key = None;
+    let json = serde_json::to_vec(&normal).unwrap_or_default();
+    crate::consent::ledger::sha256_hex(&json)
+}
+
+/// The stored redemption of an idempotency key, if it was recorded for the
+/// same request (the same fingerprint; for a redemption recorded without
+/// one, the same campaign); a key reused for another request is a client
+/// bug: 422 `idempotency_key_reused`.
 fn replay(stored: Redemption, request: &RedeemRequest) -> Result<RedeemResult> {
+    let same = match &stored.request_fingerprint {
+        Some(f) => *f == request_fingerprint(request),
+        None => stored.campaign_code == request.campaign_code,
+    };
+    if !same {
+        return Err(Error::new(
+            crate::ErrorKind::Validation,
+            "idempotency_key_reused",
+            "this idempotency key was used for another request; use a new key for another redemption",
+        ).with_fields(vec![crate::FieldError::new(
+            "idempotencyKey",
+            "idempotency_key_reused",
+            "this idempotency key was used for another request",
+        )]));
+    }
     if stored.campaign_code != request.campaign_code {
         return Err(Error::new(
             crate::ErrorKind::Validation,

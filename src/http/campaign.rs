@@ -148,8 +148,10 @@ fn json_response<T: serde::Serialize>(value: &T, capacity: usize) -> Result<Resp
 /// quota and records the redemption, atomically.
 ///
 /// `Idempotency-Key` (header, or `idempotencyKey` in the body; the header
-/// wins): a key already recorded returns the stored redemption with 200 and
-/// charges nothing.
+/// wins; scoped to the project): a key already recorded for the same
+/// request returns the stored redemption with 201, as the original did,
+/// and `Idempotent-Replayed: true`, charging nothing; the key with another
+/// request body is 422 `idempotency_key_reused`.
 #[utoipa::path(
     post,
     path = "/campaign/api/projects/{projId}/redeem/campaign-code",
@@ -162,8 +164,9 @@ fn json_response<T: serde::Serialize>(value: &T, capacity: usize) -> Result<Resp
         example = json!({"campaignCode": "CART10", "attribute": {"userId": "u1"},
             "cart": {"totalPrice": 1500, "currency": "THB"}})),
     responses(
-        (status = 201, description = "Recorded", body = Redemption),
-        (status = 200, description = "Replay of an idempotency key: the stored redemption, nothing charged", body = Redemption),
+        (status = 201, description = "Recorded; or, with `Idempotent-Replayed: true`, the replay of an idempotency key: the stored redemption, nothing charged", body = Redemption,
+            headers(("Idempotent-Replayed" = String, description = "`true` on a replay of an idempotency key"))),
+        (status = 422, description = "Invalid request, or the idempotency key was used for another request (idempotency_key_reused)", body = super::error::Problem, content_type = "application/problem+json"),
         (status = 409, description = "A quota would be exceeded (quota_exceeded); nothing recorded", body = super::error::Problem, content_type = "application/problem+json"),
     ),
     security(("bearer" = ["campaign.w"]))
@@ -187,12 +190,16 @@ pub(crate) async fn redeem<S: HttpStore>(
         Err(e) => e.code(),
     });
     let result = result?;
-    let status = if result.replayed {
-        StatusCode::OK
-    } else {
-        StatusCode::CREATED
-    };
-    Ok((status, Json(result.redemption)).into_response())
+    // A replay answers as the original did (201, the stored redemption),
+    // marked with `Idempotent-Replayed: true`.
+    let mut response = (StatusCode::CREATED, Json(result.redemption)).into_response();
+    if result.replayed {
+        response.headers_mut().insert(
+            "idempotent-replayed",
+            axum::http::HeaderValue::from_static("true"),
+        );
+    }
+    Ok(response)
 }
 
 /// Cancels a redemption: its transactions become `CANCELLED` and its quota

@@ -17,6 +17,7 @@ macro_rules! services_tests {
             decimals_are_exact_through_every_store,
             quota_keys_never_collide_and_shared_keys_show,
             campaign_limits_hold_at_the_boundary,
+            idempotency_replays_the_request_and_refuses_another,
         );
     };
     (@each $fixture:path; $($behaviour:ident),+ $(,)?) => {
@@ -467,4 +468,61 @@ pub async fn campaign_limits_hold_at_the_boundary<S: Store>(store: Arc<S>) {
         .await
         .unwrap();
     assert_eq!(usage[0].key.len(), MAX_QUOTA_KEY_LEN);
+}
+
+/// An idempotency key replays the redemption of the same request (same
+/// body, the key aside) and refuses another request, on every store.
+pub async fn idempotency_replays_the_request_and_refuses_another<S: Store>(store: Arc<S>) {
+    let project = uuid::Uuid::new_v4().to_string();
+    let campaigns = CampaignService::new(Arc::clone(&store), Arc::new(SystemClock));
+    let c = campaigns
+        .create_campaign(
+            &project,
+            keyed_campaign("IDEM", &[("${campaignCode}", 10)]),
+            "admin",
+        )
+        .await
+        .unwrap();
+    let request = |user: &str, key: &str| -> RedeemRequest {
+        serde_json::from_value(json!({"campaignCode": "IDEM", "idempotencyKey": key,
+                                      "attribute": {"userId": user, "n": 1.50}}))
+        .unwrap()
+    };
+    let first = campaigns
+        .redeem(&project, &request("u1", "k1"))
+        .await
+        .unwrap();
+    assert!(!first.replayed);
+    let again = campaigns
+        .redeem(&project, &request("u1", "k1"))
+        .await
+        .unwrap();
+    assert!(again.replayed);
+    assert_eq!(again.redemption, first.redemption);
+    let err = campaigns
+        .redeem(&project, &request("u2", "k1"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "idempotency_key_reused");
+    assert_eq!(err.kind(), ErrorKind::Validation);
+    // Keys are scoped to the project: another project records its own.
+    let other = uuid::Uuid::new_v4().to_string();
+    campaigns
+        .create_campaign(
+            &other,
+            keyed_campaign("IDEM", &[("${campaignCode}", 10)]),
+            "admin",
+        )
+        .await
+        .unwrap();
+    assert!(
+        !campaigns
+            .redeem(&other, &request("u2", "k1"))
+            .await
+            .unwrap()
+            .replayed
+    );
+    // One charge in the first project.
+    let usage = campaigns.quota_usage(&project, c.id).await.unwrap();
+    assert_eq!(usage[0].used, rust_decimal::Decimal::ONE);
 }

@@ -35,7 +35,7 @@ use crate::{Error, Result};
 /// The columns a [`Redemption`] (without its charges) is read from.
 const REDEMPTION_COLUMNS: &str = "id, project_id, campaign_id, campaign_code, campaign_version, \
      status, user_id, channel, idempotency_key, action_txs::text AS action_txs, created_date, \
-     cancelled_date";
+     cancelled_date, request_fingerprint";
 
 /// Adds `$3` to the usage of key `$2` only if the result stays within `$4`.
 /// The insert branch is guarded too (`WHERE $3 <= $4`): an amount above the
@@ -59,6 +59,7 @@ fn redemption_from_row(row: &PgRow) -> Result<Redemption> {
         user_id: col(row, "user_id")?,
         channel: col(row, "channel")?,
         idempotency_key: col(row, "idempotency_key")?,
+        request_fingerprint: col(row, "request_fingerprint")?,
         action_txs: action_txs_from_json(&col::<String>(row, "action_txs")?)?,
         quotas: Vec::new(),
         created_date: col(row, "created_date")?,
@@ -135,8 +136,9 @@ async fn try_redeem(store: &PostgresStore, r: &Redemption) -> Result<RedeemOutco
     let mut tx = store.pool().begin().await?;
     let inserted = sqlx::query(
         "INSERT INTO redemption (id, project_id, campaign_id, campaign_code, campaign_version, \
-         status, user_id, channel, idempotency_key, action_txs, created_date, cancelled_date) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11, $12) \
+         status, user_id, channel, idempotency_key, action_txs, created_date, cancelled_date, \
+         request_fingerprint) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11, $12, $13) \
          ON CONFLICT (project_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING",
     )
     .bind(r.id)
@@ -151,6 +153,7 @@ async fn try_redeem(store: &PostgresStore, r: &Redemption) -> Result<RedeemOutco
     .bind(action_txs_json(&r.action_txs)?)
     .bind(r.created_date)
     .bind(r.cancelled_date)
+    .bind(&r.request_fingerprint)
     .execute(&mut *tx)
     .await?
     .rows_affected();

@@ -25,7 +25,8 @@ use crate::{Error, Result};
 
 /// The columns a [`Redemption`] (without its charges) is read from.
 const REDEMPTION_COLUMNS: &str = "id, project_id, campaign_id, campaign_code, campaign_version, \
-     status, user_id, channel, idempotency_key, action_txs, created_date, cancelled_date";
+     status, user_id, channel, idempotency_key, action_txs, created_date, cancelled_date, \
+     request_fingerprint";
 
 /// Most bound values in one `IN (…)` list (SQLite allows 32766 per statement).
 const IN_CHUNK: usize = 500;
@@ -45,6 +46,7 @@ fn redemption_from_row(row: &SqliteRow) -> Result<Redemption> {
         user_id: col(row, "user_id")?,
         channel: col(row, "channel")?,
         idempotency_key: col(row, "idempotency_key")?,
+        request_fingerprint: col(row, "request_fingerprint")?,
         action_txs: action_txs_from_json(&col::<String>(row, "action_txs")?)?,
         quotas: Vec::new(),
         created_date: from_micros(col(row, "created_date")?)?,
@@ -149,8 +151,9 @@ async fn set_usage(
 async fn insert_redemption(conn: &mut SqliteConnection, r: &Redemption) -> Result<()> {
     sqlx::query(
         "INSERT INTO redemption (id, project_id, campaign_id, campaign_code, campaign_version, \
-         status, user_id, channel, idempotency_key, action_txs, created_date, cancelled_date) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+         status, user_id, channel, idempotency_key, action_txs, created_date, cancelled_date, \
+         request_fingerprint) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(r.id.to_string())
     .bind(&r.project_id)
@@ -164,6 +167,7 @@ async fn insert_redemption(conn: &mut SqliteConnection, r: &Redemption) -> Resul
     .bind(action_txs_json(&r.action_txs)?)
     .bind(micros(r.created_date))
     .bind(r.cancelled_date.map(micros))
+    .bind(&r.request_fingerprint)
     .execute(&mut *conn)
     .await
     .map_err(db_error)?;

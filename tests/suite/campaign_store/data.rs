@@ -122,6 +122,7 @@ pub fn plan(c: &Campaign, charges: &[(&str, &str, &str)], at: DateTime<Utc>) -> 
             user_id: Some("user-1".to_owned()),
             channel: Some("web".to_owned()),
             idempotency_key: None,
+            request_fingerprint: None,
             action_txs: vec![ActionTx {
                 status: TxStatus::Complete,
                 then: Then {
