@@ -825,3 +825,30 @@ async fn decimals_are_exact_on_the_wire() {
     assert_eq!(p["errors"][0]["field"], "quotas[0].value", "{p}");
     assert_eq!(p["errors"][0]["code"], "invalid_number", "{p}");
 }
+
+/// A formula that fails on every request is refused when saved, at its
+/// field.
+#[tokio::test]
+async fn formulas_that_always_fail_are_refused_at_save() {
+    let s = start().await;
+    let campaign = json!({
+        "name": "div", "refCode": "DIV",
+        "startDate": "2020-01-01T00:00:00Z", "endDate": "2100-01-01T00:00:00Z",
+        "rules": [{"name": "r", "when": [],
+            "then": [{"action": "DISCOUNT", "data": [
+                {"attribute": "ok", "value": "${totalPrice} / 2", "isFormula": true},
+                {"attribute": "bad", "value": "${totalPrice} + 1 / 0", "isFormula": true}]}]}]
+    });
+    let res = s
+        .req(Method::POST, &s.campaign_url("/campaigns"))
+        .json(&campaign)
+        .send()
+        .await
+        .unwrap();
+    let p = problem(res, 422, "validation_failed").await;
+    assert_eq!(
+        p["errors"][0]["field"], "rules[0].then[0].data[1].value",
+        "{p}"
+    );
+    assert_eq!(p["errors"][0]["code"], "formula_division_by_zero", "{p}");
+}

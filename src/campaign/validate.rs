@@ -91,6 +91,32 @@ fn check_text(problems: &mut Problems, field: &str, value: Option<&str>, max: us
     }
 }
 
+/// Formulas that fail on every request (`1 / 0`, `${price} / 0`, an
+/// overflow of constants) are refused when saved: 422 at the value, with
+/// the formula's error code. (Checked at save only: a campaign stored
+/// before still compiles and answers its error per request.)
+fn check_constant_formulas(input: &CampaignInput, problems: &mut Problems) {
+    for (r, rule) in input.rules.iter().enumerate() {
+        for (t, then) in rule.then.iter().enumerate() {
+            for (d, item) in then.data.iter().enumerate() {
+                if !item.is_formula {
+                    continue;
+                }
+                let Ok(formula) = crate::formula::Formula::parse(&item.value) else {
+                    continue;
+                };
+                if let Some(e) = formula.constant_error() {
+                    problems.push(
+                        format!("rules[{r}].then[{t}].data[{d}].value"),
+                        e.code(),
+                        format!("the formula fails on every request: {e}"),
+                    );
+                }
+            }
+        }
+    }
+}
+
 /// Quota keys: bounded, and rendering distinct values to distinct keys
 /// (docs/quotas.md).
 fn check_quota_keys(input: &CampaignInput, problems: &mut Problems) {
@@ -139,6 +165,7 @@ fn check_fields(input: &CampaignInput, problems: &mut Problems) {
     check_text(problems, "refCode", Some(&input.ref_code), MAX_REF_CODE_LEN);
     check_text(problems, "name", Some(&input.name), MAX_TEXT_LEN);
     check_quota_keys(input, problems);
+    check_constant_formulas(input, problems);
     check_text(
         problems,
         "description",

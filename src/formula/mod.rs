@@ -184,6 +184,47 @@ impl Formula {
     }
 }
 
+impl Formula {
+    /// The error of a part of the formula that fails whatever the input: a
+    /// part that reads no name and fails to evaluate (`1 / 0`, an
+    /// overflow such as `79228162514264337593543950335 * 10`), or a division
+    /// or remainder by such a part that is zero (`${price} / 0`). A formula
+    /// with one fails on every request; `None` when there is none.
+    pub fn constant_error(&self) -> Option<FormulaError> {
+        constant_fault(&self.expr).map(|f| FormulaError::new(f, &self.source))
+    }
+}
+
+fn constant_fault(expr: &ast::Expr) -> Option<error::Fault> {
+    use ast::{BinOp, ExprKind};
+    let mut reads_a_name = false;
+    expr.for_each_name(&mut |_| reads_a_name = true);
+    if !reads_a_name {
+        return eval::eval(expr, &|_| Lookup::Missing, MAX_EVAL_STEPS).err();
+    }
+    match &expr.kind {
+        ExprKind::Num(_) | ExprKind::Name(_) => None,
+        ExprKind::Neg(e) | ExprKind::Round(e, _) => constant_fault(e),
+        ExprKind::Call(_, args) => args.iter().find_map(constant_fault),
+        ExprKind::Chain(first, rest) => constant_fault(first).or_else(|| {
+            rest.iter().find_map(|(op, operand)| {
+                if let Some(fault) = constant_fault(operand) {
+                    return Some(fault);
+                }
+                let divides = matches!(op, BinOp::Div | BinOp::Rem);
+                let mut constant = true;
+                operand.for_each_name(&mut |_| constant = false);
+                let zero = constant
+                    && eval::eval(operand, &|_| Lookup::Missing, MAX_EVAL_STEPS)
+                        .is_ok_and(|v| v.is_zero());
+                (divides && zero).then(|| {
+                    error::Fault::new(error::FormulaErrorKind::DivisionByZero, operand.span)
+                })
+            })
+        }),
+    }
+}
+
 impl FromStr for Formula {
     type Err = FormulaError;
 

@@ -525,3 +525,24 @@ fn into_crate_error() {
         "formula error:\n    1 / 0\n        ^\nerror: division by zero"
     );
 }
+
+#[test]
+fn constant_errors_are_found_before_any_input() {
+    let err = |s: &str| {
+        Formula::parse(s)
+            .unwrap()
+            .constant_error()
+            .map(|e| e.code())
+    };
+    assert_eq!(err("1 / 0"), Some("formula_division_by_zero"));
+    assert_eq!(err("${price} + 1 / 0"), Some("formula_division_by_zero"));
+    assert_eq!(err("${price} / (2 - 2)"), Some("formula_division_by_zero"));
+    assert_eq!(err("${price} % 0"), Some("formula_division_by_zero"));
+    assert_eq!(
+        err("floor(${price}) + 79228162514264337593543950335 * 10"),
+        Some("formula_overflow")
+    );
+    assert_eq!(err("${price} / 2"), None);
+    assert_eq!(err("${price} / ${amount}"), None);
+    assert_eq!(err("1 + 2"), None);
+}
