@@ -358,3 +358,85 @@ fn json_logs_carry_the_request_id() {
         "/campaign/api/projects/{projId}/campaigns"
     );
 }
+
+/// CORS is off by default; with `--cors-origin` a preflight from that
+/// origin is allowed and one from another is not.
+#[tokio::test(flavor = "multi_thread")]
+async fn cors_is_off_by_default_and_follows_the_configured_origins() {
+    let preflight = |addr: std::net::SocketAddr, origin: &'static str| async move {
+        reqwest::Client::new()
+            .request(
+                reqwest::Method::OPTIONS,
+                format!("http://{addr}/campaign/api/projects/shop/search"),
+            )
+            .header("origin", origin)
+            .header("access-control-request-method", "POST")
+            .header(
+                "access-control-request-headers",
+                "authorization, content-type",
+            )
+            .send()
+            .await
+            .unwrap()
+    };
+    let base = [
+        "--addr",
+        "127.0.0.1:0",
+        "--database-url",
+        "memory:",
+        "--jwt-secret",
+        SECRET,
+    ];
+    let (off, stop_off) = start(serve_args(&base)).await;
+    let res = preflight(off.addr, "https://shop.example").await;
+    assert!(!res.headers().contains_key("access-control-allow-origin"));
+    stop(off, stop_off).await;
+
+    let mut flags = base.to_vec();
+    flags.extend([
+        "--cors-origin",
+        "https://shop.example,https://admin.example",
+    ]);
+    let (on, stop_on) = start(serve_args(&flags)).await;
+    let res = preflight(on.addr, "https://shop.example").await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(
+        res.headers()["access-control-allow-origin"],
+        "https://shop.example"
+    );
+    let allowed = res.headers()["access-control-allow-headers"]
+        .to_str()
+        .unwrap()
+        .to_lowercase();
+    assert!(allowed.contains("authorization"), "{allowed}");
+    let res = preflight(on.addr, "https://evil.example").await;
+    assert!(!res.headers().contains_key("access-control-allow-origin"));
+    // A real request from the origin gets the header and sees x-request-id.
+    let res = reqwest::Client::new()
+        .get(format!("http://{}/healthz", on.addr))
+        .header("origin", "https://shop.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        res.headers()["access-control-allow-origin"],
+        "https://shop.example"
+    );
+    let exposed = res.headers()["access-control-expose-headers"]
+        .to_str()
+        .unwrap()
+        .to_lowercase();
+    assert!(
+        exposed.contains("x-request-id") && exposed.contains("location"),
+        "{exposed}"
+    );
+    stop(on, stop_on).await;
+
+    // A malformed origin stops the server from starting.
+    let mut flags = base.to_vec();
+    flags.extend(["--cors-origin", "shop.example"]);
+    let err = accord::cli::serve::start(serve_args(&flags), std::future::pending())
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("not an origin"), "{err}");
+}

@@ -18,7 +18,9 @@ use std::time::Duration;
 use super::demo::{self, DEMO};
 use super::{init_logging, parse_duration, BoxError};
 use crate::admin::{self, Admin};
-use crate::http::{router, serve, Api, Auth, Claims, HttpStore, ServeConfig};
+use crate::http::{
+    cors_layer, router, serve, Api, Auth, Claims, HttpStore, Rate, RateLimits, ServeConfig,
+};
 use crate::store::memory::MemoryStore;
 use crate::store::postgres::{PostgresOptions, PostgresStore};
 use crate::store::sqlite::SqliteStore;
@@ -76,6 +78,46 @@ pub struct ServeArgs {
     /// The PostgreSQL pool.
     #[command(flatten)]
     pub pool: PoolFlags,
+    /// CORS and rate limits.
+    #[command(flatten)]
+    pub edges: EdgeFlags,
+}
+
+/// CORS and rate limits (each off unless set).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct EdgeFlags {
+    /// An origin browsers may call the API from (`https://shop.example`;
+    /// repeat, or comma-separate, for several; `*` for any). Off by default.
+    #[arg(
+        long = "cors-origin",
+        env = "ACCORD_CORS_ORIGINS",
+        value_delimiter = ','
+    )]
+    pub cors_origins: Vec<String>,
+    /// Requests a second for one project, all tokens (bursts of as many);
+    /// past it a 429 with Retry-After. Off by default.
+    #[arg(long, env = "ACCORD_PROJECT_RATE_LIMIT")]
+    pub project_rate_limit: Option<u32>,
+    /// Requests a second for one bearer token (bursts of as many). Off by
+    /// default.
+    #[arg(long, env = "ACCORD_TOKEN_RATE_LIMIT")]
+    pub token_rate_limit: Option<u32>,
+}
+
+impl EdgeFlags {
+    /// The rate limits of the flags.
+    pub fn rate_limits(&self) -> RateLimits {
+        RateLimits {
+            per_project: self
+                .project_rate_limit
+                .filter(|&n| n > 0)
+                .map(Rate::per_second),
+            per_token: self
+                .token_rate_limit
+                .filter(|&n| n > 0)
+                .map(Rate::per_second),
+        }
+    }
 }
 
 impl Default for ServeArgs {
@@ -90,6 +132,7 @@ impl Default for ServeArgs {
             log_format: LogFormat::Text,
             serve: ServeFlags::default(),
             pool: PoolFlags::default(),
+            edges: EdgeFlags::default(),
         }
     }
 }
@@ -418,7 +461,13 @@ async fn launch<S: HttpStore>(
     link_token: Option<Result<String, String>>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<Launched, BoxError> {
-    let api = Api::new(store, Arc::new(SystemClock), auth.clone());
+    let api = Api::new(store, Arc::new(SystemClock), auth.clone())
+        .with_rate_limits(args.edges.rate_limits());
+    let cors = if args.edges.cors_origins.is_empty() {
+        None
+    } else {
+        Some(cors_layer(&args.edges.cors_origins)?)
+    };
     if args.demo {
         demo::load_demo(&api).await?;
     }
@@ -428,10 +477,14 @@ async fn launch<S: HttpStore>(
     let addr = listener.local_addr()?;
     let config = args.serve.config();
     tracing::info!(%addr, ?config, "listening");
+    let mut app = router(api);
+    if let Some(cors) = cors {
+        app = app.layer(cors);
+    }
     let done = tokio::spawn(async move {
         serve(
             listener,
-            router(api).merge(admin::router(console)),
+            app.merge(admin::router(console)),
             config,
             shutdown,
         )

@@ -391,11 +391,13 @@ impl<S: Send + Sync> FromRequestParts<S> for Principal {
 pub(crate) struct Guard {
     pub(crate) auth: Arc<Auth>,
     pub(crate) scopes: &'static [&'static str],
+    pub(crate) limiter: Arc<super::ratelimit::RateLimiter>,
+    pub(crate) metrics: Arc<super::metrics::Metrics>,
 }
 
 /// The middleware of every authenticated route: token (401), project of the
-/// path (403), scopes (403); then the [`Principal`] is available to the
-/// handler.
+/// path (403), scopes (403), rate limits (429); then the [`Principal`] is
+/// available to the handler.
 pub(crate) async fn guard(State(guard): State<Guard>, req: Request, next: Next) -> Response {
     let (mut parts, body) = req.into_parts();
     let principal = match guard
@@ -418,6 +420,18 @@ pub(crate) async fn guard(State(guard): State<Guard>, req: Request, next: Next) 
     }
     if let Err(e) = principal.require(guard.scopes) {
         return e.into_response();
+    }
+    let token = parts
+        .headers
+        .get(header::AUTHORIZATION)
+        .map(HeaderValue::as_bytes)
+        .unwrap_or_default();
+    if let Err((limit, wait)) = guard
+        .limiter
+        .check(project, &String::from_utf8_lossy(token))
+    {
+        guard.metrics.rate_limited(limit);
+        return ApiError::rate_limited(limit, wait).into_response();
     }
     parts.extensions.insert(principal);
     next.run(Request::from_parts(parts, body)).await
