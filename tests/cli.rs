@@ -440,3 +440,39 @@ async fn cors_is_off_by_default_and_follows_the_configured_origins() {
         .unwrap_err();
     assert!(err.to_string().contains("not an origin"), "{err}");
 }
+
+/// `--jwks-file` with `--jwt-issuer`: an EdDSA token of the set's key and
+/// the issuer is accepted, one without the issuer is not.
+#[tokio::test(flavor = "multi_thread")]
+async fn serve_verifies_tokens_against_a_jwks_file() {
+    use jsonwebtoken::{Algorithm, EncodingKey, Header};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("jwks.json");
+    std::fs::write(&path, include_str!("data/jwt/jwks_before.json")).unwrap();
+    let (started, stopper) = start(serve_args(&[
+        "--addr",
+        "127.0.0.1:0",
+        "--database-url",
+        "memory:",
+        "--jwks-file",
+        path.to_str().unwrap(),
+        "--jwt-issuer",
+        "https://id.example",
+    ]))
+    .await;
+    assert!(started.generated.is_none());
+    let key = EncodingKey::from_ed_pem(include_bytes!("data/jwt/ed25519_private.pem")).unwrap();
+    let mut header = Header::new(Algorithm::EdDSA);
+    header.kid = Some("ed-1".to_owned());
+    let mut claims = serde_json::json!({
+        "sub": "svc", "exp": chrono::Utc::now().timestamp() + 600,
+        "scope": "campaign.admin", "projects": ["shop"],
+    });
+    let without = jsonwebtoken::encode(&header, &claims, &key).unwrap();
+    claims["iss"] = "https://id.example".into();
+    let with = jsonwebtoken::encode(&header, &claims, &key).unwrap();
+    let path = "/campaign/api/projects/shop/campaigns";
+    assert_eq!(get(started.addr, path, &with).await, 200);
+    assert_eq!(get(started.addr, path, &without).await, 401);
+    stop(started, stopper).await;
+}

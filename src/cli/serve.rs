@@ -62,8 +62,11 @@ pub struct ServeArgs {
     )]
     pub jwt_secret: Option<String>,
     /// PEM public key (RSA for RS256, P-256 for ES256) of the bearer tokens.
-    #[arg(long, env = "ACCORD_JWT_PUBLIC_KEY_FILE")]
+    #[arg(long, env = "ACCORD_JWT_PUBLIC_KEY_FILE", conflicts_with = "jwks_file")]
     pub jwt_public_key_file: Option<PathBuf>,
+    /// Token issuers' keys, verified by the verifier: see [`JwtFlags`].
+    #[command(flatten)]
+    pub jwt: JwtFlags,
     /// Load the sample data of the README walkthrough into project `demo`
     /// (idempotent), and keep the generated development secret in the
     /// database.
@@ -81,6 +84,38 @@ pub struct ServeArgs {
     /// CORS and rate limits.
     #[command(flatten)]
     pub edges: EdgeFlags,
+}
+
+/// Key sets and required claims of the bearer tokens.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct JwtFlags {
+    /// A JSON Web Key Set file (RS256, ES256, EdDSA keys selected by the
+    /// token's `kid`), re-read every `--jwks-refresh` so keys rotate without
+    /// a restart.
+    #[arg(long, env = "ACCORD_JWKS_FILE", conflicts_with = "jwt_secret")]
+    pub jwks_file: Option<PathBuf>,
+    /// How often the JWKS file is re-read (default 60s).
+    #[arg(long, env = "ACCORD_JWKS_REFRESH", value_parser = parse_duration)]
+    pub jwks_refresh: Option<Duration>,
+    /// Require this `iss` in every token.
+    #[arg(long, env = "ACCORD_JWT_ISSUER")]
+    pub jwt_issuer: Option<String>,
+    /// Require this audience in every token's `aud`.
+    #[arg(long, env = "ACCORD_JWT_AUDIENCE")]
+    pub jwt_audience: Option<String>,
+}
+
+impl JwtFlags {
+    /// `auth` with the issuer and audience required.
+    fn require(&self, mut auth: Auth) -> Auth {
+        if let Some(issuer) = &self.jwt_issuer {
+            auth = auth.with_issuer(issuer);
+        }
+        if let Some(audience) = &self.jwt_audience {
+            auth = auth.with_audience(audience);
+        }
+        auth
+    }
 }
 
 /// CORS and rate limits (each off unless set).
@@ -128,6 +163,7 @@ impl Default for ServeArgs {
             database_url: "sqlite://accord.db".to_owned(),
             jwt_secret: None,
             jwt_public_key_file: None,
+            jwt: JwtFlags::default(),
             demo: false,
             log_format: LogFormat::Text,
             serve: ServeFlags::default(),
@@ -417,11 +453,17 @@ pub(super) fn random_secret() -> Result<String, BoxError> {
 /// in the database with `--demo`) and a development token.
 async fn auth(args: &ServeArgs, opened: &Opened) -> Result<(Auth, Option<Generated>), BoxError> {
     if let Some(secret) = &args.jwt_secret {
-        return Ok((Auth::hs256(secret)?, None));
+        return Ok((args.jwt.require(Auth::hs256(secret)?), None));
     }
     if let Some(path) = &args.jwt_public_key_file {
         let pem = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        return Ok((Auth::public_key_pem(&pem)?, None));
+        return Ok((args.jwt.require(Auth::public_key_pem(&pem)?), None));
+    }
+    if let Some(path) = &args.jwt.jwks_file {
+        let auth = args.jwt.require(Auth::jwks_file(path)?);
+        let every = args.jwt.jwks_refresh.unwrap_or(Duration::from_secs(60));
+        crate::http::auth::jwks::watch_file(&auth, path.clone(), every.max(Duration::from_secs(1)));
+        return Ok((auth, None));
     }
     let fresh = random_secret()?;
     let kept = if args.demo {
@@ -503,7 +545,7 @@ fn demo_link_token(args: &ServeArgs, generated: Option<&Generated>) -> Result<St
         return Ok(g.token.clone());
     }
     let secret = args.jwt_secret.as_ref().ok_or(
-        "no sign-in link: the server verifies tokens with a public key; sign in with a token",
+        "no sign-in link: the server verifies tokens with public keys; sign in with a token",
     )?;
     Claims::all_scopes("admin", &[DEMO], Duration::from_secs(8 * 3600))
         .sign_hs256(secret.as_bytes())
