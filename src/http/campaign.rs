@@ -197,6 +197,10 @@ pub(crate) async fn redeem<S: HttpStore>(
 
 /// Cancels a redemption: its transactions become `CANCELLED` and its quota
 /// is given back. Cancelling twice changes nothing.
+///
+/// For refunds and abandoned orders. The quota usage of every key the
+/// redemption charged goes down by what it charged, in one atomic store
+/// operation; an unknown id is 404 `redemption_not_found`.
 #[utoipa::path(
     post,
     path = "/campaign/api/projects/{projId}/redemptions/{id}/cancel",
@@ -219,6 +223,10 @@ pub(crate) async fn cancel_redemption<S: HttpStore>(
 }
 
 /// Lists redemptions, newest first.
+///
+/// Filtered by campaign code and by `attribute.userId` of the redeem
+/// request, both exact. A bare JSON array, one page of it; the total over
+/// all pages is in `X-Total-Count`.
 #[utoipa::path(
     get,
     path = "/campaign/api/projects/{projId}/redemptions",
@@ -277,6 +285,10 @@ fn parse_sort(value: &str) -> Result<(CampaignSort, SortDirection), ApiError> {
 }
 
 /// Lists campaigns: `q` matches part of name, groupName or refCode.
+///
+/// Each campaign has `active` computed at the time of the call. A bare
+/// JSON array, one page of it, the total over all pages in
+/// `X-Total-Count`; sorted by `sort` (repeatable), then by `refCode`.
 #[utoipa::path(
     get,
     path = "/campaign/api/projects/{projId}/campaigns",
@@ -334,6 +346,11 @@ pub(crate) async fn list_campaigns<S: HttpStore>(
 
 /// Creates a campaign (version 1). Every problem of the input is reported
 /// at once, each with its field path.
+///
+/// Conditions, formulas and quota keys are checked when the campaign is
+/// saved (422 naming the field: an invalid pattern, an `in` list over 50
+/// values, a formula that does not parse). Missing rule ids and
+/// `actionRef`s are generated. `refCode` is unique in the project (409).
 #[utoipa::path(
     post,
     path = "/campaign/api/projects/{projId}/campaigns",
@@ -386,6 +403,9 @@ pub(crate) fn percent_encode(segment: &str) -> String {
 }
 
 /// One campaign.
+///
+/// With `active` computed at the time of the call; an id unknown in the
+/// project is 404 `campaign_not_found`.
 #[utoipa::path(
     get,
     path = "/campaign/api/projects/{projId}/campaigns/{id}",
@@ -407,6 +427,10 @@ pub(crate) async fn get_campaign<S: HttpStore>(
 
 /// Replaces a campaign; its version increases by one. A body naming a
 /// `version` other than the stored one gets 409 `stale_version`.
+///
+/// The body is a whole campaign, checked as on create; without `version`
+/// the last writer wins. Redemptions already recorded keep the version
+/// they were evaluated against.
 #[utoipa::path(
     put,
     path = "/campaign/api/projects/{projId}/campaigns/{id}",
@@ -437,6 +461,9 @@ pub(crate) async fn update_campaign<S: HttpStore>(
 }
 
 /// Deletes a campaign. Its redemptions and quota usage stay.
+///
+/// The redemptions remain listed and cancellable; a quota key shared with
+/// other campaigns keeps counting their usage. An unknown id is 404.
 #[utoipa::path(
     delete,
     path = "/campaign/api/projects/{projId}/campaigns/{id}",
@@ -458,6 +485,10 @@ pub(crate) async fn delete_campaign<S: HttpStore>(
 }
 
 /// Usage of every quota key the campaign's redemptions charged.
+///
+/// One entry per key, sorted by key: `used` sums the amounts of `COMPLETE`
+/// redemptions charged to the key by any campaign sharing it, `limit` is
+/// the campaign's quota that produced the key, when known.
 #[utoipa::path(
     get,
     path = "/campaign/api/projects/{projId}/campaigns/{id}/quotas",

@@ -32,6 +32,7 @@
 //! | `extract` | JSON bodies (415, 413, 400 with the field path), query parameters |
 //! | `consent` | the six application-facing consent routes |
 //! | `content` | the content store |
+//! | `evidence` | consent evidence: subject history and state, record versions |
 //! | `campaign` | the campaign routes |
 //! | `ops` | `/healthz`, `/readyz`, `/openapi.json`, the request log, the target length limit |
 //! | `openapi` | the generated OpenAPI 3.1 document |
@@ -42,6 +43,7 @@ mod campaign;
 mod consent;
 mod content;
 pub mod error;
+mod evidence;
 mod extract;
 pub mod metrics;
 mod openapi;
@@ -59,6 +61,7 @@ use tower_http::catch_panic::CatchPanicLayer;
 pub use auth::{scope, Auth, Claims, Principal};
 pub use content::ContentBody;
 pub use error::{status_of, ApiError, Problem, PROBLEM_JSON};
+pub use evidence::VersionEnvelope;
 pub use extract::MAX_BODY_BYTES;
 pub use ops::{Health, REQUEST_ID};
 pub use ratelimit::{Rate, RateLimits};
@@ -196,11 +199,13 @@ macro_rules! routes {
 }
 
 use scope::{
-    CAMPAIGN_ADMIN, CAMPAIGN_READ, CAMPAIGN_WRITE, CMS_READ, CMS_WRITE, CONSENT_READ, CONSENT_WRITE,
+    CAMPAIGN_ADMIN, CAMPAIGN_READ, CAMPAIGN_WRITE, CMS_READ, CMS_WRITE, CONSENT_AUDIT,
+    CONSENT_READ, CONSENT_WRITE,
 };
 
 const CONSENT_R: Access = Access::Bearer(&[CONSENT_READ]);
 const CONSENT_W: Access = Access::Bearer(&[CONSENT_WRITE, CONSENT_READ]);
+const CONSENT_AUD: Access = Access::Bearer(&[CONSENT_AUDIT]);
 const CMS_R: Access = Access::Bearer(&[CMS_READ]);
 const CMS_W: Access = Access::Bearer(&[CMS_WRITE]);
 const CAMPAIGN_R: Access = Access::Bearer(&[CAMPAIGN_READ]);
@@ -223,6 +228,13 @@ routes! {
     POST "/cms/api/projects/{projId}/c/{type}" CMS_W => content::create_content::<S>;
     GET "/cms/api/projects/{projId}/c/{type}/{id}" CMS_R => content::get_content::<S>;
     PUT "/cms/api/projects/{projId}/c/{type}/{id}" CMS_W => content::replace_content::<S>;
+    GET "/cms/api/projects/{projId}/c/{type}/{id}/versions" CMS_R => evidence::content_versions::<S>;
+    GET "/cms/api/projects/{projId}/c/{type}/{id}/versions/{version}" CMS_R => evidence::content_version::<S>;
+
+    GET "/consent/api/projects/{projId}/subjects/history" CONSENT_AUD => evidence::subject_history::<S>;
+    GET "/consent/api/projects/{projId}/subjects/state" CONSENT_AUD => evidence::subject_state::<S>;
+    GET "/consent/api/projects/{projId}/ledger" CONSENT_AUD => evidence::ledger::<S>;
+    GET "/consent/api/projects/{projId}/ledger/verify" CONSENT_AUD => evidence::verify_ledger::<S>;
 
     POST "/campaign/api/projects/{projId}/search" CAMPAIGN_R => campaign::search::<S>;
     POST "/campaign/api/projects/{projId}/redeem/campaign-code" CAMPAIGN_W => campaign::redeem::<S>;
@@ -341,7 +353,8 @@ pub fn cors_layer(origins: &[String]) -> crate::Result<tower_http::cors::CorsLay
         .max_age(std::time::Duration::from_secs(600)))
 }
 
-/// The OpenAPI 3.1 document of [`router`] (also served at `/openapi.json`).
-pub fn openapi() -> utoipa::openapi::OpenApi {
-    <openapi::ApiDoc as utoipa::OpenApi>::openapi()
+/// The OpenAPI 3.1 document of [`router`], as JSON (also served at
+/// `/openapi.json`).
+pub fn openapi() -> serde_json::Value {
+    openapi::document()
 }

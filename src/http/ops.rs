@@ -24,6 +24,8 @@ pub struct Health {
 }
 
 /// The process is up.
+///
+/// Answers without touching the store: for liveness probes. No token.
 #[utoipa::path(
     get,
     path = "/healthz",
@@ -37,6 +39,9 @@ pub(crate) async fn healthz() -> Json<Health> {
 }
 
 /// The store answers: the instance can serve requests.
+///
+/// Pings the store; 503 with `Retry-After` when it does not answer. For
+/// readiness probes and load balancers. No token.
 #[utoipa::path(
     get,
     path = "/readyz",
@@ -56,6 +61,9 @@ pub(crate) async fn readyz<S: HttpStore>(
 }
 
 /// The OpenAPI 3.1 document of every route.
+///
+/// Generated from the code: every route the router serves, its scopes,
+/// request and response schemas, and every status it may answer. No token.
 #[utoipa::path(
     get,
     path = "/openapi.json",
@@ -65,9 +73,7 @@ pub(crate) async fn readyz<S: HttpStore>(
 pub(crate) async fn openapi_json() -> Response {
     static DOC: OnceLock<String> = OnceLock::new();
     let doc = DOC.get_or_init(|| {
-        super::openapi()
-            .to_json()
-            .unwrap_or_else(|_| "{}".to_owned())
+        serde_json::to_string(&super::openapi()).unwrap_or_else(|_| "{}".to_owned())
     });
     (
         [(

@@ -203,8 +203,8 @@ pub(crate) fn quotas_from_json(json: &str) -> Result<Vec<Quota>> {
         .collect())
 }
 
-/// The `rules` column of a campaign (rules hold only strings and
-/// timestamps, which serde writes exactly).
+/// The `rules` column of a campaign (rules hold only strings, booleans,
+/// timestamps and decimals written as strings, which serde writes exactly).
 pub(crate) fn rules_json(campaign: &Campaign) -> Result<String> {
     serde_json::to_string(&campaign.rules).map_err(Error::internal)
 }
@@ -274,6 +274,22 @@ pub(crate) fn campaign_order_by(sort: &[(CampaignSort, SortDirection)]) -> Strin
 /// `LIMIT`/`OFFSET` of a page, as the signed integers both databases bind.
 pub(crate) fn limit_offset(page: u32, size: u32) -> (i64, i64) {
     (i64::from(size), i64::from(page) * i64::from(size))
+}
+
+/// The `stacking` column of a campaign: `NULL` when it stacks with every
+/// other.
+pub(crate) fn stacking_json(campaign: &Campaign) -> Result<Option<String>> {
+    campaign
+        .stacking
+        .as_ref()
+        .map(|s| serde_json::to_string(s).map_err(Error::internal))
+        .transpose()
+}
+
+/// Reads the `stacking` column back.
+pub(crate) fn stacking_from_json(json: Option<&str>) -> Result<Option<crate::campaign::Stacking>> {
+    json.map(|j| serde_json::from_str(j).map_err(|e| corrupt("campaign stacking", e)))
+        .transpose()
 }
 
 #[cfg(test)]

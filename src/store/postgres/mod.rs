@@ -45,6 +45,7 @@
 
 mod campaign;
 mod consent;
+mod ledger;
 mod redemption;
 
 use std::future::Future;
