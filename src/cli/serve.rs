@@ -64,7 +64,7 @@ pub struct ServeArgs {
     /// PEM public key (RSA for RS256, P-256 for ES256) of the bearer tokens.
     #[arg(long, env = "ACCORD_JWT_PUBLIC_KEY_FILE", conflicts_with = "jwks_file")]
     pub jwt_public_key_file: Option<PathBuf>,
-    /// Token issuers' keys, verified by the verifier: see [`JwtFlags`].
+    /// A JWKS of the token issuers' keys, and the issuer and audience required.
     #[command(flatten)]
     pub jwt: JwtFlags,
     /// Load the sample data of the README walkthrough into project `demo`
