@@ -358,3 +358,121 @@ fn json_logs_carry_the_request_id() {
         "/campaign/api/projects/{projId}/campaigns"
     );
 }
+
+/// CORS is off by default; with `--cors-origin` a preflight from that
+/// origin is allowed and one from another is not.
+#[tokio::test(flavor = "multi_thread")]
+async fn cors_is_off_by_default_and_follows_the_configured_origins() {
+    let preflight = |addr: std::net::SocketAddr, origin: &'static str| async move {
+        reqwest::Client::new()
+            .request(
+                reqwest::Method::OPTIONS,
+                format!("http://{addr}/campaign/api/projects/shop/search"),
+            )
+            .header("origin", origin)
+            .header("access-control-request-method", "POST")
+            .header(
+                "access-control-request-headers",
+                "authorization, content-type",
+            )
+            .send()
+            .await
+            .unwrap()
+    };
+    let base = [
+        "--addr",
+        "127.0.0.1:0",
+        "--database-url",
+        "memory:",
+        "--jwt-secret",
+        SECRET,
+    ];
+    let (off, stop_off) = start(serve_args(&base)).await;
+    let res = preflight(off.addr, "https://shop.example").await;
+    assert!(!res.headers().contains_key("access-control-allow-origin"));
+    stop(off, stop_off).await;
+
+    let mut flags = base.to_vec();
+    flags.extend([
+        "--cors-origin",
+        "https://shop.example,https://admin.example",
+    ]);
+    let (on, stop_on) = start(serve_args(&flags)).await;
+    let res = preflight(on.addr, "https://shop.example").await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(
+        res.headers()["access-control-allow-origin"],
+        "https://shop.example"
+    );
+    let allowed = res.headers()["access-control-allow-headers"]
+        .to_str()
+        .unwrap()
+        .to_lowercase();
+    assert!(allowed.contains("authorization"), "{allowed}");
+    let res = preflight(on.addr, "https://evil.example").await;
+    assert!(!res.headers().contains_key("access-control-allow-origin"));
+    // A real request from the origin gets the header and sees x-request-id.
+    let res = reqwest::Client::new()
+        .get(format!("http://{}/healthz", on.addr))
+        .header("origin", "https://shop.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        res.headers()["access-control-allow-origin"],
+        "https://shop.example"
+    );
+    let exposed = res.headers()["access-control-expose-headers"]
+        .to_str()
+        .unwrap()
+        .to_lowercase();
+    assert!(
+        exposed.contains("x-request-id") && exposed.contains("location"),
+        "{exposed}"
+    );
+    stop(on, stop_on).await;
+
+    // A malformed origin stops the server from starting.
+    let mut flags = base.to_vec();
+    flags.extend(["--cors-origin", "shop.example"]);
+    let err = accord::cli::serve::start(serve_args(&flags), std::future::pending())
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("not an origin"), "{err}");
+}
+
+/// `--jwks-file` with `--jwt-issuer`: an EdDSA token of the set's key and
+/// the issuer is accepted, one without the issuer is not.
+#[tokio::test(flavor = "multi_thread")]
+async fn serve_verifies_tokens_against_a_jwks_file() {
+    use jsonwebtoken::{Algorithm, EncodingKey, Header};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("jwks.json");
+    std::fs::write(&path, include_str!("data/jwt/jwks_before.json")).unwrap();
+    let (started, stopper) = start(serve_args(&[
+        "--addr",
+        "127.0.0.1:0",
+        "--database-url",
+        "memory:",
+        "--jwks-file",
+        path.to_str().unwrap(),
+        "--jwt-issuer",
+        "https://id.example",
+    ]))
+    .await;
+    assert!(started.generated.is_none());
+    let key = EncodingKey::from_ed_pem(include_bytes!("data/jwt/ed25519_private.pem")).unwrap();
+    let mut header = Header::new(Algorithm::EdDSA);
+    header.kid = Some("ed-1".to_owned());
+    let mut claims = serde_json::json!({
+        "sub": "svc", "exp": chrono::Utc::now().timestamp() + 600,
+        "scope": "campaign.admin", "projects": ["shop"],
+    });
+    let without = jsonwebtoken::encode(&header, &claims, &key).unwrap();
+    claims["iss"] = "https://id.example".into();
+    let with = jsonwebtoken::encode(&header, &claims, &key).unwrap();
+    let path = "/campaign/api/projects/shop/campaigns";
+    assert_eq!(get(started.addr, path, &with).await, 200);
+    assert_eq!(get(started.addr, path, &without).await, 401);
+    stop(started, stopper).await;
+}

@@ -493,3 +493,133 @@ async fn rs256_refuses_unsigned_tokens_and_keys_carried_by_the_token() {
         problem(res, 401, "invalid_token").await;
     }
 }
+
+/// A token of `claims` signed with `key` under `alg`, naming key `kid`.
+fn sign_kid(alg: Algorithm, key: &EncodingKey, kid: &str, claims: &Value) -> String {
+    let mut header = Header::new(alg);
+    header.kid = Some(kid.to_owned());
+    jsonwebtoken::encode(&header, claims, key).unwrap()
+}
+
+async fn status_of(s: &Server, token: &str) -> u16 {
+    search_with(s, Some(&format!("Bearer {token}")))
+        .await
+        .status()
+        .as_u16()
+}
+
+/// RS256, ES256 and EdDSA tokens verified against a JWKS file, selected by
+/// `kid`; the file changes (a key rotated) and the server follows without
+/// a restart.
+#[tokio::test]
+async fn jwks_keys_rotate_without_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("jwks.json");
+    std::fs::write(&path, include_str!("data/jwt/jwks_before.json")).unwrap();
+    let auth = Auth::jwks_file(&path).unwrap();
+    assert_eq!(auth.algorithm(), "JWKS");
+    let watch = accord::http::auth::jwks::watch_file(
+        &auth,
+        path.clone(),
+        std::time::Duration::from_millis(50),
+    );
+    let s = start_with(auth).await;
+    let rsa1 = EncodingKey::from_rsa_pem(RSA_PRIVATE.as_bytes()).unwrap();
+    let rsa2 = EncodingKey::from_rsa_pem(include_bytes!("data/jwt/rsa2_private.pem")).unwrap();
+    let ec = EncodingKey::from_ec_pem(EC_PRIVATE.as_bytes()).unwrap();
+    let ed = EncodingKey::from_ed_pem(include_bytes!("data/jwt/ed25519_private.pem")).unwrap();
+    let claims = good_claims();
+    let old = sign_kid(Algorithm::RS256, &rsa1, "rsa-1", &claims);
+    let new = sign_kid(Algorithm::RS256, &rsa2, "rsa-2", &claims);
+    assert_eq!(status_of(&s, &old).await, 200);
+    assert_eq!(
+        status_of(&s, &sign_kid(Algorithm::ES256, &ec, "ec-1", &claims)).await,
+        200
+    );
+    assert_eq!(
+        status_of(&s, &sign_kid(Algorithm::EdDSA, &ed, "ed-1", &claims)).await,
+        200
+    );
+    let res = search_with(&s, Some(&format!("Bearer {new}"))).await;
+    let body = problem(res, 401, "invalid_token").await;
+    assert!(body["detail"].as_str().unwrap().contains("kid"), "{body}");
+
+    // Refusals: a key's kid with another algorithm (also the HS256
+    // confusion with the public key as secret), another key's kid, no kid
+    // in a set of several keys, an unsigned token.
+    let confused = sign_kid(
+        Algorithm::HS256,
+        &EncodingKey::from_secret(RSA_PUBLIC.as_bytes()),
+        "rsa-1",
+        &claims,
+    );
+    let ec_as_rsa = sign_kid(Algorithm::ES256, &ec, "rsa-1", &claims);
+    let wrong_key = sign_kid(Algorithm::RS256, &rsa2, "rsa-1", &claims);
+    let no_kid = sign(Algorithm::RS256, &rsa1, &claims);
+    let none = format!(
+        "{}.{}.",
+        b64(br#"{"alg":"none","kid":"rsa-1"}"#),
+        b64(claims.to_string().as_bytes())
+    );
+    for bad in [confused, ec_as_rsa, wrong_key, no_kid, none] {
+        assert_eq!(status_of(&s, &bad).await, 401, "{bad}");
+    }
+
+    // Rotation: the set now has rsa-2 instead of rsa-1.
+    std::fs::write(&path, include_str!("data/jwt/jwks_after.json")).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while status_of(&s, &new).await != 200 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the new key was not picked up"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(status_of(&s, &old).await, 401);
+    // A broken file keeps the keys.
+    std::fs::write(&path, "{\"keys\": []}").unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert_eq!(status_of(&s, &new).await, 200);
+    watch.abort();
+}
+
+/// A configured issuer and audience are required of every token.
+#[tokio::test]
+async fn jwks_with_issuer_and_audience() {
+    let auth = Auth::jwks(include_bytes!("data/jwt/jwks_before.json"))
+        .unwrap()
+        .with_issuer("https://id.example")
+        .with_audience("accord");
+    let s = start_with(auth).await;
+    let ed = EncodingKey::from_ed_pem(include_bytes!("data/jwt/ed25519_private.pem")).unwrap();
+    let mut claims = good_claims();
+    assert_eq!(
+        status_of(&s, &sign_kid(Algorithm::EdDSA, &ed, "ed-1", &claims)).await,
+        401
+    );
+    claims["iss"] = json!("https://id.example");
+    claims["aud"] = json!(["other", "accord"]);
+    assert_eq!(
+        status_of(&s, &sign_kid(Algorithm::EdDSA, &ed, "ed-1", &claims)).await,
+        200
+    );
+    claims["iss"] = json!("https://evil.example");
+    assert_eq!(
+        status_of(&s, &sign_kid(Algorithm::EdDSA, &ed, "ed-1", &claims)).await,
+        401
+    );
+    claims["iss"] = json!("https://id.example");
+    claims["aud"] = json!("other");
+    assert_eq!(
+        status_of(&s, &sign_kid(Algorithm::EdDSA, &ed, "ed-1", &claims)).await,
+        401
+    );
+    // Sets without a usable key are refused.
+    for bad in [
+        &b"{}"[..],
+        b"{\"keys\": []}",
+        br#"{"keys":[{"kty":"oct","k":"c2VjcmV0"}]}"#,
+    ] {
+        assert!(Auth::jwks(bad).is_err());
+    }
+}

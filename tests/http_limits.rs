@@ -651,3 +651,93 @@ async fn campaign_identifier_lengths() {
         assert_eq!(p["errors"][0]["code"], "too_long", "{p}");
     }
 }
+
+/// Per-project and per-token rate limits: past one, a 429 problem
+/// `rate_limited` with `Retry-After`; other projects and tokens keep their
+/// own allowance; the refusals are counted in the metrics.
+#[tokio::test]
+async fn rate_limits_answer_429_with_retry_after() {
+    use accord::http::{Rate, RateLimits};
+    let mut limits = RateLimits::default();
+    limits.per_project = Some(Rate {
+        per_second: 1,
+        burst: 3,
+    });
+    limits.per_token = Some(Rate {
+        per_second: 1,
+        burst: 2,
+    });
+    let clock = Arc::new(ManualClock::new(t0()));
+    let store = Arc::new(MemoryStore::new());
+    let api = Api::new(store.clone(), clock.clone(), Auth::hs256(SECRET).unwrap())
+        .with_rate_limits(limits);
+    let s = serve_api(api, clock, store).await;
+    let list = |project: &str, token: &str| {
+        s.client
+            .get(s.url(&format!("/campaign/api/projects/{project}/campaigns")))
+            .bearer_auth(token.to_owned())
+            .send()
+    };
+    let a = token(accord::http::scope::ALL, &[P, "other"]);
+    let b = http_support::claims(accord::http::scope::ALL, &[P, "other"]);
+    let b = accord::http::Claims {
+        sub: "another".to_owned(),
+        ..b
+    }
+    .sign_hs256(SECRET.as_bytes())
+    .unwrap();
+    // Token a: two, then its own limit.
+    for _ in 0..2 {
+        assert_eq!(list(P, &a).await.unwrap().status(), 200);
+    }
+    let refused = list(P, &a).await.unwrap();
+    assert_eq!(refused.status(), 429);
+    let retry: u64 = refused.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=2).contains(&retry), "{retry}");
+    let body = problem(refused, 429, "rate_limited").await;
+    assert!(body["detail"].as_str().unwrap().contains("token"), "{body}");
+    // Token b: the project's third, then the project's limit.
+    assert_eq!(list(P, &b).await.unwrap().status(), 200);
+    let refused = list(P, &b).await.unwrap();
+    assert!(refused.headers().contains_key("retry-after"));
+    let body = problem(refused, 429, "rate_limited").await;
+    assert!(
+        body["detail"].as_str().unwrap().contains("project"),
+        "{body}"
+    );
+    // Another project has its own allowance (a fresh token: b's own is
+    // used up too).
+    let c = token(&[accord::http::scope::CAMPAIGN_ADMIN], &["other"]);
+    assert_eq!(list("other", &c).await.unwrap().status(), 200);
+    // Public routes are not limited.
+    assert_eq!(
+        s.client
+            .get(s.url("/healthz"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    let metrics = s
+        .client
+        .get(s.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("accord_rate_limited_total{limit=\"token\"} 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("accord_rate_limited_total{limit=\"project\"} 1"),
+        "{metrics}"
+    );
+}

@@ -18,7 +18,9 @@ use std::time::Duration;
 use super::demo::{self, DEMO};
 use super::{init_logging, parse_duration, BoxError};
 use crate::admin::{self, Admin};
-use crate::http::{router, serve, Api, Auth, Claims, HttpStore, ServeConfig};
+use crate::http::{
+    cors_layer, router, serve, Api, Auth, Claims, HttpStore, Rate, RateLimits, ServeConfig,
+};
 use crate::store::memory::MemoryStore;
 use crate::store::postgres::{PostgresOptions, PostgresStore};
 use crate::store::sqlite::SqliteStore;
@@ -60,8 +62,11 @@ pub struct ServeArgs {
     )]
     pub jwt_secret: Option<String>,
     /// PEM public key (RSA for RS256, P-256 for ES256) of the bearer tokens.
-    #[arg(long, env = "ACCORD_JWT_PUBLIC_KEY_FILE")]
+    #[arg(long, env = "ACCORD_JWT_PUBLIC_KEY_FILE", conflicts_with = "jwks_file")]
     pub jwt_public_key_file: Option<PathBuf>,
+    /// A JWKS of the token issuers' keys, and the issuer and audience required.
+    #[command(flatten)]
+    pub jwt: JwtFlags,
     /// Load the sample data of the README walkthrough into project `demo`
     /// (idempotent), and keep the generated development secret in the
     /// database.
@@ -76,6 +81,78 @@ pub struct ServeArgs {
     /// The PostgreSQL pool.
     #[command(flatten)]
     pub pool: PoolFlags,
+    /// CORS and rate limits.
+    #[command(flatten)]
+    pub edges: EdgeFlags,
+}
+
+/// Key sets and required claims of the bearer tokens.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct JwtFlags {
+    /// A JSON Web Key Set file (RS256, ES256, EdDSA keys selected by the
+    /// token's `kid`), re-read every `--jwks-refresh` so keys rotate without
+    /// a restart.
+    #[arg(long, env = "ACCORD_JWKS_FILE", conflicts_with = "jwt_secret")]
+    pub jwks_file: Option<PathBuf>,
+    /// How often the JWKS file is re-read (default 60s).
+    #[arg(long, env = "ACCORD_JWKS_REFRESH", value_parser = parse_duration)]
+    pub jwks_refresh: Option<Duration>,
+    /// Require this `iss` in every token.
+    #[arg(long, env = "ACCORD_JWT_ISSUER")]
+    pub jwt_issuer: Option<String>,
+    /// Require this audience in every token's `aud`.
+    #[arg(long, env = "ACCORD_JWT_AUDIENCE")]
+    pub jwt_audience: Option<String>,
+}
+
+impl JwtFlags {
+    /// `auth` with the issuer and audience required.
+    fn require(&self, mut auth: Auth) -> Auth {
+        if let Some(issuer) = &self.jwt_issuer {
+            auth = auth.with_issuer(issuer);
+        }
+        if let Some(audience) = &self.jwt_audience {
+            auth = auth.with_audience(audience);
+        }
+        auth
+    }
+}
+
+/// CORS and rate limits (each off unless set).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct EdgeFlags {
+    /// An origin browsers may call the API from (`https://shop.example`;
+    /// repeat, or comma-separate, for several; `*` for any). Off by default.
+    #[arg(
+        long = "cors-origin",
+        env = "ACCORD_CORS_ORIGINS",
+        value_delimiter = ','
+    )]
+    pub cors_origins: Vec<String>,
+    /// Requests a second for one project, all tokens (bursts of as many);
+    /// past it a 429 with Retry-After. Off by default.
+    #[arg(long, env = "ACCORD_PROJECT_RATE_LIMIT")]
+    pub project_rate_limit: Option<u32>,
+    /// Requests a second for one bearer token (bursts of as many). Off by
+    /// default.
+    #[arg(long, env = "ACCORD_TOKEN_RATE_LIMIT")]
+    pub token_rate_limit: Option<u32>,
+}
+
+impl EdgeFlags {
+    /// The rate limits of the flags.
+    pub fn rate_limits(&self) -> RateLimits {
+        RateLimits {
+            per_project: self
+                .project_rate_limit
+                .filter(|&n| n > 0)
+                .map(Rate::per_second),
+            per_token: self
+                .token_rate_limit
+                .filter(|&n| n > 0)
+                .map(Rate::per_second),
+        }
+    }
 }
 
 impl Default for ServeArgs {
@@ -86,10 +163,12 @@ impl Default for ServeArgs {
             database_url: "sqlite://accord.db".to_owned(),
             jwt_secret: None,
             jwt_public_key_file: None,
+            jwt: JwtFlags::default(),
             demo: false,
             log_format: LogFormat::Text,
             serve: ServeFlags::default(),
             pool: PoolFlags::default(),
+            edges: EdgeFlags::default(),
         }
     }
 }
@@ -374,11 +453,17 @@ pub(super) fn random_secret() -> Result<String, BoxError> {
 /// in the database with `--demo`) and a development token.
 async fn auth(args: &ServeArgs, opened: &Opened) -> Result<(Auth, Option<Generated>), BoxError> {
     if let Some(secret) = &args.jwt_secret {
-        return Ok((Auth::hs256(secret)?, None));
+        return Ok((args.jwt.require(Auth::hs256(secret)?), None));
     }
     if let Some(path) = &args.jwt_public_key_file {
         let pem = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        return Ok((Auth::public_key_pem(&pem)?, None));
+        return Ok((args.jwt.require(Auth::public_key_pem(&pem)?), None));
+    }
+    if let Some(path) = &args.jwt.jwks_file {
+        let auth = args.jwt.require(Auth::jwks_file(path)?);
+        let every = args.jwt.jwks_refresh.unwrap_or(Duration::from_secs(60));
+        crate::http::auth::jwks::watch_file(&auth, path.clone(), every.max(Duration::from_secs(1)));
+        return Ok((auth, None));
     }
     let fresh = random_secret()?;
     let kept = if args.demo {
@@ -418,7 +503,13 @@ async fn launch<S: HttpStore>(
     link_token: Option<Result<String, String>>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<Launched, BoxError> {
-    let api = Api::new(store, Arc::new(SystemClock), auth.clone());
+    let api = Api::new(store, Arc::new(SystemClock), auth.clone())
+        .with_rate_limits(args.edges.rate_limits());
+    let cors = if args.edges.cors_origins.is_empty() {
+        None
+    } else {
+        Some(cors_layer(&args.edges.cors_origins)?)
+    };
     if args.demo {
         demo::load_demo(&api).await?;
     }
@@ -428,10 +519,14 @@ async fn launch<S: HttpStore>(
     let addr = listener.local_addr()?;
     let config = args.serve.config();
     tracing::info!(%addr, ?config, "listening");
+    let mut app = router(api);
+    if let Some(cors) = cors {
+        app = app.layer(cors);
+    }
     let done = tokio::spawn(async move {
         serve(
             listener,
-            router(api).merge(admin::router(console)),
+            app.merge(admin::router(console)),
             config,
             shutdown,
         )
@@ -450,7 +545,7 @@ fn demo_link_token(args: &ServeArgs, generated: Option<&Generated>) -> Result<St
         return Ok(g.token.clone());
     }
     let secret = args.jwt_secret.as_ref().ok_or(
-        "no sign-in link: the server verifies tokens with a public key; sign in with a token",
+        "no sign-in link: the server verifies tokens with public keys; sign in with a token",
     )?;
     Claims::all_scopes("admin", &[DEMO], Duration::from_secs(8 * 3600))
         .sign_hs256(secret.as_bytes())

@@ -25,11 +25,15 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use arc_swap::ArcSwap;
 use axum::extract::{FromRequestParts, RawPathParams, Request, State};
 use axum::http::{header, request::Parts, HeaderValue};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+
+pub mod jwks;
+use jwks::parse_jwks;
 use serde::{Deserialize, Serialize};
 
 use super::error::ApiError;
@@ -76,17 +80,43 @@ pub const MIN_SECRET_BYTES: usize = 32;
 /// working within half a minute. (At most 60 s, tested.)
 pub const LEEWAY_SECS: u64 = 30;
 
-/// How tokens are verified: one key and one pinned algorithm.
+/// The algorithms a verifier may accept, each only with a key of its kind.
+const ALGORITHMS: [Algorithm; 4] = [
+    Algorithm::HS256,
+    Algorithm::RS256,
+    Algorithm::ES256,
+    Algorithm::EdDSA,
+];
+
+/// One verification key: its id (`kid`), if any, and its one algorithm.
+struct Key {
+    kid: Option<String>,
+    alg: Algorithm,
+    decoding: DecodingKey,
+}
+
+/// How tokens are verified: keys, each pinned to one algorithm — one
+/// HS256 secret or one public key, or the keys of a JWKS (selected by the
+/// token's `kid`, and replaced while serving when the set is refreshed).
 #[derive(Clone)]
 pub struct Auth {
-    key: DecodingKey,
-    validation: Validation,
+    keys: Arc<ArcSwap<Vec<Key>>>,
+    /// One validation per algorithm of [`ALGORITHMS`], in that order.
+    validations: Arc<Vec<Validation>>,
+    jwks: bool,
 }
 
 impl std::fmt::Debug for Auth {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let keys = self.keys.load();
         f.debug_struct("Auth")
-            .field("algorithms", &self.validation.algorithms)
+            .field(
+                "keys",
+                &keys
+                    .iter()
+                    .map(|k| format!("{:?} {:?}", k.alg, k.kid))
+                    .collect::<Vec<_>>(),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -96,15 +126,40 @@ fn key_error(message: impl Into<String>) -> Error {
 }
 
 impl Auth {
+    fn with_keys(keys: Vec<Key>, jwks: bool) -> Self {
+        let validations = ALGORITHMS
+            .iter()
+            .map(|&alg| {
+                let mut validation = Validation::new(alg);
+                validation.algorithms = vec![alg];
+                validation.set_required_spec_claims(&["exp", "sub"]);
+                validation.validate_exp = true;
+                validation.validate_nbf = true;
+                validation.validate_aud = false;
+                validation.leeway = LEEWAY_SECS;
+                validation
+            })
+            .collect();
+        Auth {
+            keys: Arc::new(ArcSwap::from_pointee(keys)),
+            validations: Arc::new(validations),
+            jwks,
+        }
+    }
+
     fn pinned(key: DecodingKey, alg: Algorithm) -> Self {
-        let mut validation = Validation::new(alg);
-        validation.algorithms = vec![alg];
-        validation.set_required_spec_claims(&["exp", "sub"]);
-        validation.validate_exp = true;
-        validation.validate_nbf = true;
-        validation.validate_aud = false;
-        validation.leeway = LEEWAY_SECS;
-        Auth { key, validation }
+        Auth::with_keys(
+            vec![Key {
+                kid: None,
+                alg,
+                decoding: key,
+            }],
+            false,
+        )
+    }
+
+    fn validations_mut(&mut self) -> &mut Vec<Validation> {
+        Arc::make_mut(&mut self.validations)
     }
 
     /// HS256 with a shared secret of at least [`MIN_SECRET_BYTES`] bytes.
@@ -146,33 +201,59 @@ impl Auth {
         })
     }
 
+    /// The public keys of a JSON Web Key Set (RFC 7517): RSA keys verify
+    /// RS256, P-256 keys ES256, Ed25519 keys EdDSA; a token names its key
+    /// with `kid` (a set of one key also takes tokens without). Symmetric
+    /// keys, encryption keys and other kinds are skipped; a set with no
+    /// usable key is an error. The keys stay until
+    /// [`replace_jwks`](Self::replace_jwks) replaces them;
+    /// [`jwks::watch_file`] does so whenever a file changes.
+    pub fn jwks(json: &[u8]) -> crate::Result<Self> {
+        Ok(Auth::with_keys(parse_jwks(json)?, true))
+    }
+
+    /// Replaces the keys of a JWKS verifier (and of every clone of it) with
+    /// those of `json`, at once for the next request; on an error the keys
+    /// stay as they were.
+    pub fn replace_jwks(&self, json: &[u8]) -> crate::Result<()> {
+        if !self.jwks {
+            return Err(key_error("this verifier does not use a JWKS"));
+        }
+        self.keys.store(Arc::new(parse_jwks(json)?));
+        Ok(())
+    }
+
     /// Also requires `iss` to be `issuer`.
     #[must_use]
     pub fn with_issuer(mut self, issuer: &str) -> Self {
-        self.validation.set_issuer(&[issuer]);
-        self.validation
-            .required_spec_claims
-            .insert("iss".to_owned());
+        for validation in self.validations_mut() {
+            validation.set_issuer(&[issuer]);
+            validation.required_spec_claims.insert("iss".to_owned());
+        }
         self
     }
 
     /// Also requires `aud` to contain `audience`.
     #[must_use]
     pub fn with_audience(mut self, audience: &str) -> Self {
-        self.validation.set_audience(&[audience]);
-        self.validation.validate_aud = true;
-        self.validation
-            .required_spec_claims
-            .insert("aud".to_owned());
+        for validation in self.validations_mut() {
+            validation.set_audience(&[audience]);
+            validation.validate_aud = true;
+            validation.required_spec_claims.insert("aud".to_owned());
+        }
         self
     }
 
-    /// The algorithm accepted: `HS256`, `RS256` or `ES256`.
+    /// The algorithm accepted: `HS256`, `RS256` or `ES256`; `JWKS` for a
+    /// key set.
     pub fn algorithm(&self) -> String {
-        self.validation
-            .algorithms
+        if self.jwks {
+            return "JWKS".to_owned();
+        }
+        self.keys
+            .load()
             .first()
-            .map(|a| format!("{a:?}"))
+            .map(|k| format!("{:?}", k.alg))
             .unwrap_or_default()
     }
 
@@ -196,8 +277,30 @@ impl Auth {
                 ApiError::unauthorized(true, "the Authorization header is not \"Bearer <token>\"")
             })?;
         check_header(token).map_err(|why| ApiError::unauthorized(true, why))?;
+        let header = jsonwebtoken::decode_header(token)
+            .map_err(|_| ApiError::unauthorized(true, "the token is malformed"))?;
+        let keys = self.keys.load();
+        let key = match &header.kid {
+            Some(kid) => keys
+                .iter()
+                .find(|k| k.kid.as_deref() == Some(kid.as_str()))
+                .or_else(|| keys.first().filter(|k| keys.len() == 1 && k.kid.is_none())),
+            None => keys.first().filter(|_| keys.len() == 1),
+        }
+        .ok_or_else(|| ApiError::unauthorized(true, "the token's key (kid) is not known"))?;
+        if header.alg != key.alg {
+            return Err(ApiError::unauthorized(
+                true,
+                "the token's algorithm is not accepted",
+            ));
+        }
+        let validation = ALGORITHMS
+            .iter()
+            .position(|&a| a == key.alg)
+            .and_then(|i| self.validations.get(i))
+            .ok_or_else(|| ApiError::from(Error::internal("a key without its validation")))?;
         let data =
-            jsonwebtoken::decode::<Claims>(token, &self.key, &self.validation).map_err(|e| {
+            jsonwebtoken::decode::<Claims>(token, &key.decoding, validation).map_err(|e| {
                 use jsonwebtoken::errors::ErrorKind as K;
                 let why = match e.kind() {
                     K::ExpiredSignature => "the token has expired",
@@ -254,10 +357,11 @@ mod tests {
     #[test]
     fn the_leeway_is_at_most_a_minute() {
         const { assert!(LEEWAY_SECS <= 60) };
-        assert_eq!(
-            Auth::hs256([7u8; 32]).unwrap().validation.leeway,
-            LEEWAY_SECS
-        );
+        assert!(Auth::hs256([7u8; 32])
+            .unwrap()
+            .validations
+            .iter()
+            .all(|v| v.leeway == LEEWAY_SECS));
     }
 
     /// `check_header` over the header JSON `h`.
@@ -391,11 +495,13 @@ impl<S: Send + Sync> FromRequestParts<S> for Principal {
 pub(crate) struct Guard {
     pub(crate) auth: Arc<Auth>,
     pub(crate) scopes: &'static [&'static str],
+    pub(crate) limiter: Arc<super::ratelimit::RateLimiter>,
+    pub(crate) metrics: Arc<super::metrics::Metrics>,
 }
 
 /// The middleware of every authenticated route: token (401), project of the
-/// path (403), scopes (403); then the [`Principal`] is available to the
-/// handler.
+/// path (403), scopes (403), rate limits (429); then the [`Principal`] is
+/// available to the handler.
 pub(crate) async fn guard(State(guard): State<Guard>, req: Request, next: Next) -> Response {
     let (mut parts, body) = req.into_parts();
     let principal = match guard
@@ -421,6 +527,18 @@ pub(crate) async fn guard(State(guard): State<Guard>, req: Request, next: Next) 
     }
     if let Err(e) = principal.require(guard.scopes) {
         return e.into_response();
+    }
+    let token = parts
+        .headers
+        .get(header::AUTHORIZATION)
+        .map(HeaderValue::as_bytes)
+        .unwrap_or_default();
+    if let Err((limit, wait)) = guard
+        .limiter
+        .check(project, &String::from_utf8_lossy(token))
+    {
+        guard.metrics.rate_limited(limit);
+        return ApiError::rate_limited(limit, wait).into_response();
     }
     parts.extensions.insert(principal);
     next.run(Request::from_parts(parts, body)).await

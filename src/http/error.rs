@@ -72,6 +72,8 @@ struct Inner {
     detail: String,
     errors: Vec<FieldError>,
     www_authenticate: Option<String>,
+    /// Seconds to wait, for a 429.
+    retry_after: Option<u64>,
     /// The library error this came from, kept for the log of a 5xx.
     cause: Option<Error>,
 }
@@ -84,8 +86,25 @@ impl ApiError {
             detail: detail.into(),
             errors: Vec::new(),
             www_authenticate: None,
+            retry_after: None,
             cause: None,
         }))
+    }
+
+    /// Too many requests for the project or the token: 429 with
+    /// `Retry-After` (whole seconds, at least 1).
+    pub(crate) fn rate_limited(limit: &str, retry_after: std::time::Duration) -> Self {
+        let secs = retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0);
+        let mut e = ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limited",
+            format!(
+                "too many requests for this {limit}; retry after {} s",
+                secs.max(1)
+            ),
+        );
+        e.0.retry_after = Some(secs.max(1));
+        e
     }
 
     #[must_use]
@@ -327,6 +346,7 @@ impl From<Error> for ApiError {
             detail,
             errors: err.fields().to_vec(),
             www_authenticate: None,
+            retry_after: None,
             cause: Some(err),
         }))
     }
@@ -361,6 +381,9 @@ impl IntoResponse for ApiError {
         }
         if status == StatusCode::SERVICE_UNAVAILABLE {
             headers.insert(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_SECS));
+        }
+        if let Some(secs) = self.0.retry_after {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from(secs));
         }
         res
     }

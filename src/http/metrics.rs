@@ -168,7 +168,7 @@ impl Metrics {
     }
 
     /// One request refused by the rate limit `limit` (`project`, `token`).
-    pub fn rate_limited(&self, limit: &'static str) {
+    pub(crate) fn rate_limited(&self, limit: &'static str) {
         self.rate_limited
             .get_or_create(&LimitLabels { limit })
             .inc();

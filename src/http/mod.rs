@@ -48,6 +48,7 @@ mod extract;
 pub mod metrics;
 mod openapi;
 mod ops;
+pub mod ratelimit;
 mod serve;
 
 use std::sync::Arc;
@@ -62,7 +63,8 @@ pub use content::ContentBody;
 pub use error::{status_of, ApiError, Problem, PROBLEM_JSON};
 pub use evidence::VersionEnvelope;
 pub use extract::MAX_BODY_BYTES;
-pub use ops::Health;
+pub use ops::{Health, REQUEST_ID};
+pub use ratelimit::{Rate, RateLimits};
 pub use serve::{serve, ServeConfig, MAX_HEADERS, MAX_HEAD_BYTES, MAX_URI_BYTES};
 
 use crate::campaign::CampaignService;
@@ -84,6 +86,7 @@ pub struct Api<S> {
     store: Arc<S>,
     auth: Arc<Auth>,
     metrics: Arc<metrics::Metrics>,
+    limiter: Arc<ratelimit::RateLimiter>,
 }
 
 impl<S> Clone for Api<S> {
@@ -94,6 +97,7 @@ impl<S> Clone for Api<S> {
             store: Arc::clone(&self.store),
             auth: Arc::clone(&self.auth),
             metrics: Arc::clone(&self.metrics),
+            limiter: Arc::clone(&self.limiter),
         }
     }
 }
@@ -128,7 +132,17 @@ impl<S: HttpStore> Api<S> {
             consent,
             auth: Arc::new(auth),
             metrics: Arc::new(metrics::Metrics::default()),
+            limiter: Arc::new(ratelimit::RateLimiter::new(RateLimits::default())),
         }
+    }
+
+    /// With the per-project and per-token rate limits of `limits` (none by
+    /// default): a request past one is a 429 problem `rate_limited` with
+    /// `Retry-After`. Set it before building the [`router`].
+    #[must_use]
+    pub fn with_rate_limits(mut self, limits: RateLimits) -> Self {
+        self.limiter = Arc::new(ratelimit::RateLimiter::new(limits));
+        self
     }
 
     /// The router's metrics (served at `/metrics`).
@@ -247,6 +261,8 @@ fn guarded<S: HttpStore>(
             auth::Guard {
                 auth: Arc::clone(&api.auth),
                 scopes,
+                limiter: Arc::clone(&api.limiter),
+                metrics: Arc::clone(&api.metrics),
             },
             auth::guard,
         )),
@@ -277,6 +293,64 @@ pub fn router<S: HttpStore>(api: Api<S>) -> Router {
         .layer(axum::middleware::from_fn(ops::limit_target))
         .layer(axum::middleware::from_fn_with_state(metrics, ops::observe))
         .with_state(api)
+}
+
+/// A CORS layer letting browsers on `origins` call the API (`*` for any
+/// origin; otherwise each an origin such as `https://shop.example`): the
+/// API's methods, the request headers it reads (`Authorization`,
+/// `Content-Type`, `If-Match`, `Idempotency-Key`, `x-request-id`) and the
+/// response headers it sets (`Location`, `ETag`, `Retry-After`,
+/// `X-Total-Count`, `x-request-id`) are allowed; preflights are cached 10
+/// minutes. Put it around [`router`]: `router(api).layer(cors_layer(…)?)`.
+/// Credentials (cookies) are not allowed: the API takes bearer tokens.
+pub fn cors_layer(origins: &[String]) -> crate::Result<tower_http::cors::CorsLayer> {
+    use axum::http::{header, HeaderName, Method};
+    use tower_http::cors::{AllowOrigin, CorsLayer};
+    let allow = if origins.iter().any(|o| o == "*") {
+        AllowOrigin::any()
+    } else {
+        let mut list = Vec::with_capacity(origins.len());
+        for origin in origins {
+            let origin_text = origin.trim_end_matches('/');
+            let host = origin_text
+                .strip_prefix("https://")
+                .or_else(|| origin_text.strip_prefix("http://"));
+            let valid = host.is_some_and(|h| {
+                !h.is_empty() && !h.contains(|c: char| c == '/' || c.is_whitespace())
+            });
+            let value = axum::http::HeaderValue::from_str(origin_text)
+                .ok()
+                .filter(|_| valid);
+            list.push(value.ok_or_else(|| {
+                crate::Error::new(
+                    crate::ErrorKind::Validation,
+                    "invalid_cors_origin",
+                    format!("{origin:?} is not an origin (https://host[:port]) nor *"),
+                )
+            })?);
+        }
+        AllowOrigin::list(list)
+    };
+    let idempotency_key = HeaderName::from_static("idempotency-key");
+    let total_count = HeaderName::from_static("x-total-count");
+    Ok(CorsLayer::new()
+        .allow_origin(allow)
+        .allow_methods([Method::GET, Method::POST, Method::PUT, Method::DELETE])
+        .allow_headers([
+            header::AUTHORIZATION,
+            header::CONTENT_TYPE,
+            header::IF_MATCH,
+            idempotency_key,
+            REQUEST_ID,
+        ])
+        .expose_headers([
+            header::LOCATION,
+            header::ETAG,
+            header::RETRY_AFTER,
+            total_count,
+            REQUEST_ID,
+        ])
+        .max_age(std::time::Duration::from_secs(600)))
 }
 
 /// The OpenAPI 3.1 document of [`router`], as JSON (also served at
