@@ -524,6 +524,25 @@ impl ConsentLedger for Flaky {
     }
 }
 
+impl accord::store::LedgerStore for Flaky {
+    async fn ledger_entries(
+        &self,
+        project: &str,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<accord::store::StoredEntry>> {
+        self.check()?;
+        self.inner.ledger_entries(project, after, limit).await
+    }
+    async fn ledger_head(
+        &self,
+        project: &str,
+    ) -> Result<Option<accord::consent::ledger::LedgerHead>> {
+        self.check()?;
+        self.inner.ledger_head(project).await
+    }
+}
+
 #[tokio::test]
 async fn store_down_is_503_with_retry_after_and_a_panic_is_a_500_problem() {
     let store = Arc::new(Flaky::default());

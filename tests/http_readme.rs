@@ -1,27 +1,25 @@
 //! The README, the HTTP guide (`docs/http.md`) and the rule language
 //! reference (`docs/rules.md`) cannot go stale: this test starts the server
-//! example (its own code, `examples/server.rs`, with `--demo` and no key,
-//! exactly as a newcomer would) and runs every ```sh block between
-//! `<!-- BEGIN tested -->` and `<!-- END tested -->` with bash and curl,
-//! against it. Each `# → a … b` line states fragments the output must
-//! contain, in order.
+//! (the `accord` command's own code, parsed from the README's walkthrough
+//! command: `--demo` and no key, exactly as a newcomer would) and runs every
+//! ```sh block between `<!-- BEGIN tested -->` and `<!-- END tested -->`
+//! with bash and curl, against it. Each `# → a … b` line states fragments
+//! the output must contain, in order.
 //!
 //! It also checks the README's first lines and size, the snippet of
 //! `docs/embedding.md` against `examples/embed_axum.rs`, the formula table
 //! of `docs/rules.md` against the formula interpreter, that the server's
 //! log at info holds no personal data from the walkthrough, and that
 //! `--demo` is idempotent.
-#![cfg(feature = "http")]
+#![cfg(feature = "cli")]
 
-#[path = "../examples/server.rs"]
-#[allow(dead_code, unreachable_pub)]
-mod server;
+use accord::cli::serve as server;
 
 mod log_capture;
 
 use std::process::Command;
 
-use clap::Parser;
+use accord::cli::{Cli, Command as Sub};
 use log_capture::Captured;
 
 const README: &str = include_str!("../README.md");
@@ -76,7 +74,7 @@ fn readme_starts_with_the_two_commands() {
     assert_eq!(lines[0], "# Accord");
     assert_eq!(lines[2], "```sh");
     assert!(
-        lines[3].starts_with("cargo run --release --example server "),
+        lines[3].starts_with("cargo run --release ") && !lines[3].contains("--example"),
         "{}",
         lines[3]
     );
@@ -202,9 +200,14 @@ fn start(
     runtime: &tokio::runtime::Runtime,
     flags: &[&str],
 ) -> (server::Started, tokio::sync::oneshot::Sender<()>) {
-    let mut argv = vec!["server"];
+    let mut argv = vec!["accord"];
     argv.extend_from_slice(flags);
-    let args = server::Args::parse_from(argv);
+    let cli = Cli::try_parse_with_config(argv).unwrap();
+    let args = match cli.command {
+        Some(Sub::Serve(args)) => args,
+        None => cli.serve,
+        Some(other) => panic!("not serve: {other:?}"),
+    };
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let started = runtime
         .block_on(server::start(args, async {
@@ -276,11 +279,17 @@ fn the_readme_walkthrough_runs_against_the_demo_server() {
     let db = format!("sqlite://{}", dir.path().join("accord.db").display());
     let runtime = tokio::runtime::Runtime::new().unwrap();
 
-    // A newcomer's start: --demo, no key.
-    let (started, stop) = start(
-        &runtime,
-        &["--demo", "--addr", "127.0.0.1:0", "--database-url", &db],
-    );
+    // A newcomer's start: the README's command (--demo, no key).
+    let command = README
+        .lines()
+        .find(|l| l.starts_with("cargo run --release -- "))
+        .expect("the walkthrough starts the server with cargo run --release -- …");
+    let mut flags: Vec<&str> = command["cargo run --release -- ".len()..]
+        .split_whitespace()
+        .collect();
+    assert_eq!(flags, ["--demo"], "{command}");
+    flags.extend(["--addr", "127.0.0.1:0", "--database-url", &db]);
+    let (started, stop) = start(&runtime, &flags);
     let banner = started.banner();
     let token = banner
         .lines()

@@ -170,6 +170,7 @@ pub async fn self_host(database_url: &str) -> Result<SelfHosted, BoxError> {
             jwt_public_key_file: None,
             demo: false,
             serve: server::ServeFlags::default(),
+            ..Default::default()
         },
         async {
             let _ = stopped.await;

@@ -14,7 +14,7 @@ use serde_json::json;
 
 use super::auth::{scope, Principal};
 use super::error::ApiError;
-use super::extract::{path_uuid, JsonBody, PathParams, QueryParams};
+use super::extract::{path_uuid, JsonBody, MountPrefix, PathParams, QueryParams};
 use super::{Api, HttpStore};
 use crate::campaign::{
     Campaign, CampaignInput, CampaignStatus, QuotaUsage, RedeemRequest, Redemption, SearchOptions,
@@ -114,8 +114,13 @@ pub(crate) async fn search<S: HttpStore>(
     let found = api
         .campaigns
         .search(path.project(), &request, &options)
-        .await?;
-    json_response(&found, SEARCH_RESPONSE_CAPACITY)
+        .await;
+    api.metrics.search(match &found {
+        Ok(f) if f.actions.is_empty() => "none",
+        Ok(_) => "matched",
+        Err(e) => e.code(),
+    });
+    json_response(&found?, SEARCH_RESPONSE_CAPACITY)
 }
 
 /// Room for a search response of a dozen actions (about 500 bytes each).
@@ -175,7 +180,13 @@ pub(crate) async fn redeem<S: HttpStore>(
             .map_err(|_| ApiError::invalid_parameter("Idempotency-Key", "must be visible ASCII"))?;
         request.idempotency_key = Some(key.to_owned());
     }
-    let result = api.campaigns.redeem(path.project(), &request).await?;
+    let result = api.campaigns.redeem(path.project(), &request).await;
+    api.metrics.redeem(match &result {
+        Ok(r) if r.replayed => "replayed",
+        Ok(_) => "redeemed",
+        Err(e) => e.code(),
+    });
+    let result = result?;
     let status = if result.replayed {
         StatusCode::OK
     } else {
@@ -355,6 +366,7 @@ pub(crate) async fn list_campaigns<S: HttpStore>(
 )]
 pub(crate) async fn create_campaign<S: HttpStore>(
     State(api): State<Api<S>>,
+    MountPrefix(prefix): MountPrefix,
     path: PathParams,
     principal: Principal,
     JsonBody(input): JsonBody<CampaignInput>,
@@ -365,7 +377,7 @@ pub(crate) async fn create_campaign<S: HttpStore>(
         .create_campaign(project, input, &principal.sub)
         .await?;
     let location = format!(
-        "/campaign/api/projects/{}/campaigns/{}",
+        "{prefix}/campaign/api/projects/{}/campaigns/{}",
         percent_encode(project),
         campaign.id
     );

@@ -20,7 +20,7 @@ use serde_json::{Map, Value};
 use super::auth::Principal;
 use super::campaign::{page_response, percent_encode};
 use super::error::ApiError;
-use super::extract::{JsonBody, PathParams, QueryParams};
+use super::extract::{JsonBody, MountPrefix, PathParams, QueryParams};
 use super::{Api, HttpStore};
 use crate::consent::{ContentQuery, ContentType, Envelope, ReducedEnvelope};
 use crate::Error;
@@ -179,6 +179,7 @@ pub(crate) async fn get_content<S: HttpStore>(
 )]
 pub(crate) async fn create_content<S: HttpStore>(
     State(api): State<Api<S>>,
+    MountPrefix(prefix): MountPrefix,
     path: PathParams,
     principal: Principal,
     JsonBody(body): JsonBody<ContentBody>,
@@ -194,7 +195,7 @@ pub(crate) async fn create_content<S: HttpStore>(
         )
         .await?;
     let location = format!(
-        "/cms/api/projects/{}/c/{}/{}",
+        "{prefix}/cms/api/projects/{}/c/{}/{}",
         percent_encode(project),
         percent_encode(content_type),
         percent_encode(&record.id)

@@ -53,6 +53,7 @@ pub fn serve_child() {
                 jwt_public_key_file: None,
                 demo: false,
                 serve: crate::load::server::ServeFlags::default(),
+                ..Default::default()
             },
             std::future::pending::<()>(),
         )

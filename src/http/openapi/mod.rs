@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use utoipa::OpenApi;
 
 use super::error::{Problem, PROBLEM_JSON};
-use super::{campaign, consent, content, ops};
+use super::{campaign, consent, content, evidence, ops};
 
 /// The OpenAPI document of the router.
 #[derive(OpenApi)]
@@ -33,6 +33,12 @@ use super::{campaign, consent, content, ops};
         content::create_content,
         content::get_content,
         content::replace_content,
+        evidence::content_versions,
+        evidence::content_version,
+        evidence::subject_history,
+        evidence::subject_state,
+        evidence::ledger,
+        evidence::verify_ledger,
         campaign::search,
         campaign::redeem,
         campaign::cancel_redemption,
@@ -58,6 +64,7 @@ use super::{campaign, consent, content, ops};
         tags(
         (name = "consent", description = "Application-facing consent routes"),
         (name = "content store", description = "Privacy notices, consents, acceptances and the purpose catalogue as content records"),
+        (name = "consent evidence", description = "A data subject's consent history and state at an instant (scope consent.audit)"),
         (name = "campaign", description = "Search, redeem, cancel, redemptions"),
         (name = "campaign admin", description = "Campaign administration and quota usage"),
         (name = "operations", description = "Health, readiness, this document"),
