@@ -485,6 +485,7 @@ async fn self_links_are_right_when_the_router_is_nested() {
         .await
         .unwrap();
     assert_eq!(got.status(), 200);
+}
 
 #[tokio::test]
 async fn capped_discount_is_allocated_to_lines_in_search_and_redeem() {
