@@ -319,6 +319,7 @@ pub trait RedemptionStore: Send + Sync {
 }
 
 /// The error of a create beyond a project's campaign limit.
+#[cfg(any(feature = "memory", feature = "sqlite", feature = "postgres"))]
 pub(crate) fn too_many_campaigns(max: u64) -> crate::Error {
     crate::Error::limit(
         "too_many_campaigns",

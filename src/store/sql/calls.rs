@@ -361,6 +361,7 @@ fn outcome_unknown(wait: Duration) -> Error {
 }
 
 /// The error of a read that took longer than `limit`.
+#[cfg(feature = "postgres")]
 pub(crate) fn read_timed_out(limit: Duration) -> Error {
     Error::new(
         ErrorKind::Unavailable,
