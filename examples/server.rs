@@ -69,6 +69,14 @@ pub struct Args {
     /// (idempotent: what is there already is left alone).
     #[arg(long)]
     pub demo: bool,
+    /// IANA time zone in which every project's `${day}`, `${month}`,
+    /// `${year}` and `${week}` roll over, unless listed below or set on
+    /// the campaign.
+    #[arg(long, env = "ACCORD_TIME_ZONE", default_value = "UTC", value_parser = accord::campaign::parse_zone)]
+    pub time_zone: chrono_tz::Tz,
+    /// Per-project time zones: `shop=Europe/Berlin,demo=Asia/Bangkok`.
+    #[arg(long, env = "ACCORD_PROJECT_TIME_ZONES", default_value = "", value_parser = accord::campaign::TimeZones::parse_projects)]
+    pub project_time_zones: std::collections::HashMap<String, chrono_tz::Tz>,
     /// What clients may hold (timeouts, open connections).
     #[command(flatten)]
     pub serve: ServeFlags,
@@ -310,7 +318,15 @@ async fn launch<S: HttpStore>(
     link_token: Option<Result<String, String>>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<Launched, BoxError> {
-    let api = Api::new(store, Arc::new(SystemClock), auth.clone());
+    let clock: Arc<dyn accord::Clock> = Arc::new(SystemClock);
+    let zones = accord::campaign::TimeZones {
+        default: args.time_zone,
+        projects: args.project_time_zones.clone(),
+    };
+    let campaigns =
+        accord::CampaignService::new(Arc::clone(&store), Arc::clone(&clock)).with_time_zones(zones);
+    let consent = accord::ConsentService::new(store, clock);
+    let api = Api::from_services(Arc::new(campaigns), Arc::new(consent), auth.clone());
     if args.demo {
         load_demo(&api).await?;
     }

@@ -473,6 +473,8 @@ async fn demo_started_twice<S: ContentStore + CampaignStore>(
         jwt_secret: Some(load::new_secret()),
         jwt_public_key_file: None,
         demo: true,
+        time_zone: chrono_tz::Tz::UTC,
+        project_time_zones: std::collections::HashMap::new(),
         serve: load::server::ServeFlags::default(),
     };
     let (a, b) = tokio::join!(

@@ -616,3 +616,31 @@ async fn stacking_over_http() {
     let p = problem(res, 422, "validation_failed").await;
     assert_eq!(p["errors"][0]["field"], "stacking.group");
 }
+
+#[tokio::test]
+async fn campaign_time_zone_over_http() {
+    let s = start().await;
+    let mut c = http_support::fixture("promo_code");
+    c["timeZone"] = json!("Europe/Berlin");
+    let (status, created) = parts(
+        s.req(Method::POST, &s.campaign_url("/campaigns"))
+            .json(&c)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 201, "{created}");
+    assert_eq!(created["timeZone"], "Europe/Berlin");
+    c["refCode"] = json!("MARS");
+    c["timeZone"] = json!("Mars/Olympus_Mons");
+    let res = s
+        .req(Method::POST, &s.campaign_url("/campaigns"))
+        .json(&c)
+        .send()
+        .await
+        .unwrap();
+    let p = problem(res, 422, "validation_failed").await;
+    assert_eq!(p["errors"][0]["field"], "timeZone");
+    assert_eq!(p["errors"][0]["code"], "invalid_time_zone");
+}

@@ -85,7 +85,10 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
         only: Option<&str>,
     ) -> Result<Preview> {
         let now = at.unwrap_or_else(|| self.clock.now());
-        let snapshot = self.snapshots.get(&*self.store, project).await?;
+        let snapshot = self
+            .snapshots
+            .get(&*self.store, project, self.zones.of(project))
+            .await?;
         let engine = &snapshot.engine;
         let outcome = engine.search(request, now, true)?;
         let wanted = |code: &str| only.is_none_or(|o| o == code);
