@@ -413,6 +413,80 @@ async fn operations_routes() {
     assert!(doc["openapi"].as_str().unwrap().starts_with("3.1"));
 }
 
+/// Nested under a prefix in a host's app (`.nest("/promo", router)`), the
+/// router's self links carry the prefix, and lead to what was created.
+#[tokio::test]
+async fn self_links_are_right_when_the_router_is_nested() {
+    use accord::http::{router, Api, Auth};
+    use accord::store::memory::MemoryStore;
+    use std::sync::Arc;
+    let api = Api::new(
+        Arc::new(MemoryStore::new()),
+        Arc::new(accord::ManualClock::new(http_support::t0())),
+        Auth::hs256(http_support::SECRET).unwrap(),
+    );
+    let app = axum::Router::new()
+        .route("/", axum::routing::get(|| async { "host" }))
+        .nest("/promo", router(api));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let base = format!("http://{addr}");
+    let token = http_support::token(accord::http::scope::ALL, &[P]);
+    let client = reqwest::Client::new();
+
+    let res = client
+        .post(format!("{base}/promo/campaign/api/projects/{P}/campaigns"))
+        .bearer_auth(&token)
+        .json(&http_support::fixture("marketplace"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 201);
+    let location = res.headers()["location"].to_str().unwrap().to_owned();
+    assert!(
+        location.starts_with(&format!("/promo/campaign/api/projects/{P}/campaigns/")),
+        "{location}"
+    );
+    let got = client
+        .get(format!("{base}{location}"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(got.status(), 200);
+
+    let res = client
+        .post(format!(
+            "{base}/promo/cms/api/projects/{P}/c/svc-privacy-notice-v1"
+        ))
+        .bearer_auth(&token)
+        .json(&json!({"data": {"name": "Draft notice", "revision": 1, "status": "DRAFT"}}))
+        .send()
+        .await
+        .unwrap();
+    let status = res.status();
+    let location = res
+        .headers()
+        .get("location")
+        .map(|l| l.to_str().unwrap().to_owned());
+    assert_eq!(status, 201, "{:?}", res.text().await);
+    let location = location.unwrap();
+    assert!(
+        location.starts_with(&format!(
+            "/promo/cms/api/projects/{P}/c/svc-privacy-notice-v1/"
+        )),
+        "{location}"
+    );
+    let got = client
+        .get(format!("{base}{location}"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(got.status(), 200);
+}
+
 #[tokio::test]
 async fn capped_discount_is_allocated_to_lines_in_search_and_redeem() {
     let s = start().await;

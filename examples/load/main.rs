@@ -169,9 +169,8 @@ pub async fn self_host(database_url: &str) -> Result<SelfHosted, BoxError> {
             jwt_secret: Some(secret),
             jwt_public_key_file: None,
             demo: false,
-            time_zone: chrono_tz::Tz::UTC,
-            project_time_zones: std::collections::HashMap::new(),
             serve: server::ServeFlags::default(),
+            ..Default::default()
         },
         async {
             let _ = stopped.await;

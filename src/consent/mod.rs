@@ -157,7 +157,9 @@
 
 pub mod check;
 pub mod content;
+pub mod evidence;
 pub mod integrity;
+pub mod ledger;
 pub mod model;
 pub mod query;
 pub mod rules;

@@ -447,6 +447,7 @@ impl HistoryEntry {
 
 /// What a subject had agreed to in one application at one instant.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SubjectState {
     /// The instant.
@@ -463,6 +464,7 @@ pub struct SubjectState {
 
 /// A consent in force at an instant, with what the subject was shown.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AgreedConsent {
     /// The consent.
@@ -495,6 +497,7 @@ string_enum! {
 
 /// A purpose in force at an instant.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AgreedPurpose {
     /// Purpose code.

@@ -32,6 +32,7 @@
 //! | `extract` | JSON bodies (415, 413, 400 with the field path), query parameters |
 //! | `consent` | the six application-facing consent routes |
 //! | `content` | the content store |
+//! | `evidence` | consent evidence: subject history and state, record versions |
 //! | `campaign` | the campaign routes |
 //! | `ops` | `/healthz`, `/readyz`, `/openapi.json`, the request log, the target length limit |
 //! | `openapi` | the generated OpenAPI 3.1 document |
@@ -42,7 +43,9 @@ mod campaign;
 mod consent;
 mod content;
 pub mod error;
+mod evidence;
 mod extract;
+pub mod metrics;
 mod openapi;
 mod ops;
 mod serve;
@@ -57,6 +60,7 @@ use tower_http::catch_panic::CatchPanicLayer;
 pub use auth::{scope, Auth, Claims, Principal};
 pub use content::ContentBody;
 pub use error::{status_of, ApiError, Problem, PROBLEM_JSON};
+pub use evidence::VersionEnvelope;
 pub use extract::MAX_BODY_BYTES;
 pub use ops::Health;
 pub use serve::{serve, ServeConfig, MAX_HEADERS, MAX_HEAD_BYTES, MAX_URI_BYTES};
@@ -79,6 +83,7 @@ pub struct Api<S> {
     consent: Arc<ConsentService<S>>,
     store: Arc<S>,
     auth: Arc<Auth>,
+    metrics: Arc<metrics::Metrics>,
 }
 
 impl<S> Clone for Api<S> {
@@ -88,6 +93,7 @@ impl<S> Clone for Api<S> {
             consent: Arc::clone(&self.consent),
             store: Arc::clone(&self.store),
             auth: Arc::clone(&self.auth),
+            metrics: Arc::clone(&self.metrics),
         }
     }
 }
@@ -121,7 +127,13 @@ impl<S: HttpStore> Api<S> {
             campaigns,
             consent,
             auth: Arc::new(auth),
+            metrics: Arc::new(metrics::Metrics::default()),
         }
+    }
+
+    /// The router's metrics (served at `/metrics`).
+    pub fn metrics(&self) -> &Arc<metrics::Metrics> {
+        &self.metrics
     }
 
     /// The campaign service.
@@ -173,11 +185,13 @@ macro_rules! routes {
 }
 
 use scope::{
-    CAMPAIGN_ADMIN, CAMPAIGN_READ, CAMPAIGN_WRITE, CMS_READ, CMS_WRITE, CONSENT_READ, CONSENT_WRITE,
+    CAMPAIGN_ADMIN, CAMPAIGN_READ, CAMPAIGN_WRITE, CMS_READ, CMS_WRITE, CONSENT_AUDIT,
+    CONSENT_READ, CONSENT_WRITE,
 };
 
 const CONSENT_R: Access = Access::Bearer(&[CONSENT_READ]);
 const CONSENT_W: Access = Access::Bearer(&[CONSENT_WRITE, CONSENT_READ]);
+const CONSENT_AUD: Access = Access::Bearer(&[CONSENT_AUDIT]);
 const CMS_R: Access = Access::Bearer(&[CMS_READ]);
 const CMS_W: Access = Access::Bearer(&[CMS_WRITE]);
 const CAMPAIGN_R: Access = Access::Bearer(&[CAMPAIGN_READ]);
@@ -200,6 +214,13 @@ routes! {
     POST "/cms/api/projects/{projId}/c/{type}" CMS_W => content::create_content::<S>;
     GET "/cms/api/projects/{projId}/c/{type}/{id}" CMS_R => content::get_content::<S>;
     PUT "/cms/api/projects/{projId}/c/{type}/{id}" CMS_W => content::replace_content::<S>;
+    GET "/cms/api/projects/{projId}/c/{type}/{id}/versions" CMS_R => evidence::content_versions::<S>;
+    GET "/cms/api/projects/{projId}/c/{type}/{id}/versions/{version}" CMS_R => evidence::content_version::<S>;
+
+    GET "/consent/api/projects/{projId}/subjects/history" CONSENT_AUD => evidence::subject_history::<S>;
+    GET "/consent/api/projects/{projId}/subjects/state" CONSENT_AUD => evidence::subject_state::<S>;
+    GET "/consent/api/projects/{projId}/ledger" CONSENT_AUD => evidence::ledger::<S>;
+    GET "/consent/api/projects/{projId}/ledger/verify" CONSENT_AUD => evidence::verify_ledger::<S>;
 
     POST "/campaign/api/projects/{projId}/search" CAMPAIGN_R => campaign::search::<S>;
     POST "/campaign/api/projects/{projId}/redeem/campaign-code" CAMPAIGN_W => campaign::redeem::<S>;
@@ -235,23 +256,31 @@ fn guarded<S: HttpStore>(
 /// The router of the whole API over `api`, ready to serve or to mount in a
 /// host application (`Router::merge`/`nest`).
 ///
-/// Layers, outermost first: one info log line per request (route
-/// template, never the raw path), the request target limit (a 414 problem
+/// Besides [`ROUTES`] it serves `GET /metrics` (Prometheus, see
+/// [`metrics`]), without authentication.
+///
+/// Layers, outermost first: the request id (`x-request-id`, taken if sane
+/// or made, returned, in a span around every log line of the request), one
+/// info log line and the metrics per request (route template, never the
+/// raw path), the request target limit (a 414 problem
 /// past [`MAX_URI_BYTES`]), catch-panic (a 500 problem, never a dropped
 /// connection), the 1 MiB body limit; unknown paths get a 404 problem and
 /// wrong methods a 405 problem.
 pub fn router<S: HttpStore>(api: Api<S>) -> Router {
+    let metrics = Arc::clone(&api.metrics);
     api_routes(&api)
+        .route("/metrics", axum::routing::get(ops::metrics::<S>))
         .fallback(error::route_not_found)
         .method_not_allowed_fallback(error::method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(CatchPanicLayer::custom(error::panic_response))
         .layer(axum::middleware::from_fn(ops::limit_target))
-        .layer(axum::middleware::from_fn(ops::log_request))
+        .layer(axum::middleware::from_fn_with_state(metrics, ops::observe))
         .with_state(api)
 }
 
-/// The OpenAPI 3.1 document of [`router`] (also served at `/openapi.json`).
-pub fn openapi() -> utoipa::openapi::OpenApi {
-    <openapi::ApiDoc as utoipa::OpenApi>::openapi()
+/// The OpenAPI 3.1 document of [`router`], as JSON (also served at
+/// `/openapi.json`).
+pub fn openapi() -> serde_json::Value {
+    openapi::document()
 }

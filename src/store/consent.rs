@@ -39,6 +39,7 @@
 use std::future::Future;
 
 use super::Page;
+use crate::consent::ledger::LedgerHead;
 use crate::consent::{ContentQuery, ContentRecord, ContentType, ContentWrite, PurposeEvent};
 use crate::Result;
 
@@ -136,7 +137,38 @@ pub trait ConsentLedger: Send + Sync {
     ) -> impl Future<Output = Result<Vec<PurposeEvent>>> + Send;
 }
 
-/// Everything the consent service needs from storage.
-pub trait ConsentStore: ContentStore + ConsentLedger {}
+/// One stored entry of a project's consent ledger.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredEntry {
+    /// The position the store keeps it at.
+    pub position: i64,
+    /// The entry's text, exactly as stored.
+    pub text: String,
+}
 
-impl<T: ContentStore + ConsentLedger> ConsentStore for T {}
+/// The tamper-evident ledger of consent events ([`crate::consent::ledger`]).
+///
+/// Appending is not a call of its own: every store appends the entry of a
+/// consent-acceptance version ([`ContentStore::insert_content`],
+/// [`ContentStore::replace_content`]) and of a purpose event
+/// ([`ConsentLedger::append_purpose_event`]) in the same transaction as the
+/// record, and advances the project's [`LedgerHead`] with it.
+pub trait LedgerStore: Send + Sync {
+    /// Up to `limit` entries of the project after position `after`, in
+    /// position order.
+    fn ledger_entries(
+        &self,
+        project: &str,
+        after: i64,
+        limit: u32,
+    ) -> impl Future<Output = Result<Vec<StoredEntry>>> + Send;
+
+    /// The project's last appended entry (`None`: no entry yet).
+    fn ledger_head(&self, project: &str)
+        -> impl Future<Output = Result<Option<LedgerHead>>> + Send;
+}
+
+/// Everything the consent service needs from storage.
+pub trait ConsentStore: ContentStore + ConsentLedger + LedgerStore {}
+
+impl<T: ContentStore + ConsentLedger + LedgerStore> ConsentStore for T {}

@@ -33,7 +33,7 @@ mod ping;
 
 pub use ping::Ping;
 
-pub use consent::{ConsentLedger, ConsentStore, ContentStore};
+pub use consent::{ConsentLedger, ConsentStore, ContentStore, LedgerStore, StoredEntry};
 
 pub use campaign::{
     CampaignQuery, CampaignSort, CampaignStore, Period, RedeemOutcome, RedemptionPlan,

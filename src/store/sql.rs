@@ -10,6 +10,7 @@
 
 pub(crate) mod calls;
 pub(crate) mod content;
+pub(crate) mod migrate;
 
 use std::fmt::Write as _;
 
@@ -120,14 +121,6 @@ pub(crate) fn is_unique_violation(e: &sqlx::Error, what: &str) -> bool {
             db.constraint().is_some_and(|c| c.contains(what)) || db.message().contains(what)
         }
         _ => false,
-    }
-}
-
-/// Maps a migration failure.
-pub(crate) fn migrate_error(e: sqlx::migrate::MigrateError) -> Error {
-    match e {
-        sqlx::migrate::MigrateError::Execute(e) => db_error(e),
-        other => Error::internal(other),
     }
 }
 

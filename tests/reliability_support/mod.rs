@@ -52,9 +52,8 @@ pub fn serve_child() {
                 jwt_secret: Some(job.secret.clone()),
                 jwt_public_key_file: None,
                 demo: false,
-                time_zone: chrono_tz::Tz::UTC,
-                project_time_zones: std::collections::HashMap::new(),
                 serve: crate::load::server::ServeFlags::default(),
+                ..Default::default()
             },
             std::future::pending::<()>(),
         )

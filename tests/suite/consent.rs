@@ -49,6 +49,8 @@ macro_rules! consent_suite {
             app::privacy_notice_details,
             story::state_at_before_between_after,
             story::history_in_recorded_order,
+            story::history_events_and_state_by_app,
+            story::the_ledger_has_one_entry_per_event,
             story::concurrent_acceptances,
             content::list_filters,
             content::list_paging,

@@ -1,6 +1,7 @@
 //! [`ConsentService`]: orchestrates clock, store and the pure rules.
 
 mod cms;
+mod evidence;
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -63,6 +64,11 @@ impl<S: ConsentStore> ConsentService<S> {
     /// A service over `store`, taking "now" from `clock`.
     pub fn new(store: Arc<S>, clock: Arc<dyn Clock>) -> Self {
         ConsentService { store, clock }
+    }
+
+    /// Now, by the service's clock.
+    pub fn now(&self) -> DateTime<Utc> {
+        self.clock.now()
     }
 
     /// The store.

@@ -6,8 +6,9 @@ use std::collections::{BTreeMap, HashMap};
 use serde_json::Value;
 
 use super::{lock, MemoryStore};
+use crate::consent::ledger::{self, LedgerHead, Unsealed};
 use crate::consent::{ContentQuery, ContentRecord, ContentType, ContentWrite, PurposeEvent};
-use crate::store::{ConsentLedger, ContentStore, Page};
+use crate::store::{ConsentLedger, ContentStore, LedgerStore, Page, StoredEntry};
 use crate::{Error, Result};
 
 /// The consent half of the memory store.
@@ -25,6 +26,17 @@ struct Project {
     content: BTreeMap<(ContentType, String), Vec<ContentRecord>>,
     /// Purpose events in append order.
     events: Vec<PurposeEvent>,
+    /// The consent ledger, in position order.
+    ledger: Vec<LedgerRow>,
+    /// Its last entry.
+    head: Option<LedgerHead>,
+}
+
+/// One ledger entry as kept.
+#[derive(Debug)]
+struct LedgerRow {
+    position: i64,
+    text: String,
 }
 
 impl Project {
@@ -34,6 +46,22 @@ impl Project {
             .range((t, String::new())..)
             .take_while(move |((ty, _), _)| *ty == t)
             .filter_map(|(_, versions)| versions.last())
+    }
+}
+
+impl Project {
+    /// Appends the ledger entry of a record appended in the same critical
+    /// section.
+    fn append_ledger(&mut self, entry: &Unsealed) {
+        let sealed = entry.seal(self.head.as_ref().map(|h| (h.position, h.hash.as_str())));
+        self.head = Some(LedgerHead {
+            position: sealed.position,
+            hash: sealed.hash,
+        });
+        self.ledger.push(LedgerRow {
+            position: sealed.position,
+            text: sealed.text,
+        });
     }
 }
 
@@ -78,11 +106,11 @@ impl ContentStore for MemoryStore {
             last_modified_date: write.at,
             data: write.data.clone(),
         };
-        s.projects
-            .entry(write.project_id.clone())
-            .or_default()
-            .content
-            .insert(key, vec![record.clone()]);
+        let p = s.projects.entry(write.project_id.clone()).or_default();
+        p.content.insert(key, vec![record.clone()]);
+        if record.content_type == ContentType::ConsentAcceptance {
+            p.append_ledger(&ledger::for_acceptance(&record, ledger::new_salt()));
+        }
         Ok(record)
     }
 
@@ -120,12 +148,13 @@ impl ContentStore for MemoryStore {
             ..current.clone()
         };
         record.seq = s.next_seq();
-        if let Some(versions) = s
-            .projects
-            .get_mut(&write.project_id)
-            .and_then(|p| p.content.get_mut(&key))
-        {
-            versions.push(record.clone());
+        if let Some(p) = s.projects.get_mut(&write.project_id) {
+            if let Some(versions) = p.content.get_mut(&key) {
+                versions.push(record.clone());
+            }
+            if record.content_type == ContentType::ConsentAcceptance {
+                p.append_ledger(&ledger::for_acceptance(&record, ledger::new_salt()));
+            }
         }
         Ok(record)
     }
@@ -246,11 +275,9 @@ impl ConsentLedger for MemoryStore {
             seq: s.next_seq(),
             ..event.clone()
         };
-        s.projects
-            .entry(event.project_id.clone())
-            .or_default()
-            .events
-            .push(stored.clone());
+        let p = s.projects.entry(event.project_id.clone()).or_default();
+        p.events.push(stored.clone());
+        p.append_ledger(&ledger::for_purpose_event(&stored, ledger::new_salt()));
         Ok(stored)
     }
 
@@ -271,5 +298,34 @@ impl ConsentLedger for MemoryStore {
                     .collect()
             })
             .unwrap_or_default())
+    }
+}
+
+impl LedgerStore for MemoryStore {
+    async fn ledger_entries(
+        &self,
+        project: &str,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<StoredEntry>> {
+        let s = lock(&self.consent);
+        Ok(s.project(project)
+            .map(|p| {
+                p.ledger
+                    .iter()
+                    .filter(|r| r.position > after)
+                    .take(limit as usize)
+                    .map(|r| StoredEntry {
+                        position: r.position,
+                        text: r.text.clone(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+
+    async fn ledger_head(&self, project: &str) -> Result<Option<LedgerHead>> {
+        let s = lock(&self.consent);
+        Ok(s.project(project).and_then(|p| p.head.clone()))
     }
 }

@@ -12,10 +12,11 @@
 //! `boolean`).
 
 use sqlx::postgres::PgRow;
-use sqlx::{PgExecutor, Postgres, QueryBuilder};
+use sqlx::{PgConnection, PgExecutor, Postgres, QueryBuilder};
 
 use super::campaign::col;
-use super::PostgresStore;
+use super::{ledger, PostgresStore};
+use crate::consent::ledger as consent_ledger;
 use crate::consent::{
     AcceptanceStatus, ContentQuery, ContentRecord, ContentType, ContentWrite, PurposeEvent,
 };
@@ -196,6 +197,19 @@ fn push_order_by(qb: &mut QueryBuilder<'_, Postgres>, query: &ContentQuery) {
     qb.push("created_date, id");
 }
 
+/// Appends the ledger entry of an acceptance version inside the write's
+/// transaction (other content types have none).
+async fn append_acceptance(conn: &mut PgConnection, record: &ContentRecord) -> Result<()> {
+    if record.content_type != ContentType::ConsentAcceptance {
+        return Ok(());
+    }
+    ledger::append(
+        conn,
+        &consent_ledger::for_acceptance(record, consent_ledger::new_salt()),
+    )
+    .await
+}
+
 store_calls!(impl ContentStore for PostgresStore);
 
 /// The calls of [`ContentStore`], which `store_calls!` wraps (see
@@ -209,6 +223,7 @@ impl PostgresStore {
              ON CONFLICT (project_id, content_type, id, version) DO NOTHING \
              RETURNING {CONTENT_COLUMNS}"
         );
+        let mut tx = self.pool().begin().await.map_err(db_error)?;
         let row = sqlx::query(&sql)
             .bind(&write.project_id)
             .bind(write.content_type.as_str())
@@ -216,13 +231,16 @@ impl PostgresStore {
             .bind(data_json(&write.data)?)
             .bind(&write.actor)
             .bind(write.at)
-            .fetch_optional(self.pool())
+            .fetch_optional(&mut *tx)
             .await
             .map_err(db_error)?;
-        match row {
-            Some(row) => record_from_row(&row),
-            None => Err(duplicate_content_id()),
-        }
+        let Some(row) = row else {
+            return Err(duplicate_content_id());
+        };
+        let record = record_from_row(&row)?;
+        append_acceptance(&mut tx, &record).await?;
+        tx.commit().await.map_err(db_error)?;
+        Ok(record)
     }
 
     async fn replace_content(
@@ -243,6 +261,7 @@ impl PostgresStore {
              ON CONFLICT (project_id, content_type, id, version) DO NOTHING \
              RETURNING {CONTENT_COLUMNS}"
         );
+        let mut tx = self.pool().begin().await.map_err(db_error)?;
         let row = sqlx::query(&sql)
             .bind(data_json(&write.data)?)
             .bind(&write.actor)
@@ -251,12 +270,16 @@ impl PostgresStore {
             .bind(write.content_type.as_str())
             .bind(&write.id)
             .bind(expected_version)
-            .fetch_optional(self.pool())
+            .fetch_optional(&mut *tx)
             .await
             .map_err(db_error)?;
         if let Some(row) = row {
-            return record_from_row(&row);
+            let record = record_from_row(&row)?;
+            append_acceptance(&mut tx, &record).await?;
+            tx.commit().await.map_err(db_error)?;
+            return Ok(record);
         }
+        drop(tx);
         // Nothing appended: say why. (Versions are never removed, so what
         // this read finds is at least as new as what the insert saw.)
         Err(match current_version(self.pool(), write).await? {
@@ -422,6 +445,7 @@ impl PostgresStore {
              ON CONFLICT (project_id, id) DO NOTHING \
              RETURNING {EVENT_COLUMNS}"
         );
+        let mut tx = self.pool().begin().await.map_err(db_error)?;
         let row = sqlx::query(&sql)
             .bind(&event.project_id)
             .bind(&event.id)
@@ -434,13 +458,20 @@ impl PostgresStore {
             .bind(event.expired_date)
             .bind(event.withdrawal_date)
             .bind(event.recorded_at)
-            .fetch_optional(self.pool())
+            .fetch_optional(&mut *tx)
             .await
             .map_err(db_error)?;
-        match row {
-            Some(row) => event_from_row(&row),
-            None => Err(duplicate_event_id()),
-        }
+        let Some(row) = row else {
+            return Err(duplicate_event_id());
+        };
+        let stored = event_from_row(&row)?;
+        ledger::append(
+            &mut tx,
+            &consent_ledger::for_purpose_event(&stored, consent_ledger::new_salt()),
+        )
+        .await?;
+        tx.commit().await.map_err(db_error)?;
+        Ok(stored)
     }
 
     async fn purpose_events(

@@ -287,6 +287,27 @@ macro_rules! store_calls {
             }
         }
     };
+
+    (impl LedgerStore for $store:ty) => {
+        impl LedgerStore for $store {
+            async fn ledger_entries(
+                &self,
+                project: &str,
+                after: i64,
+                limit: u32,
+            ) -> $crate::Result<Vec<$crate::store::StoredEntry>> {
+                self.read_call(<$store>::ledger_entries(self, project, after, limit))
+                    .await
+            }
+
+            async fn ledger_head(
+                &self,
+                project: &str,
+            ) -> $crate::Result<Option<$crate::consent::ledger::LedgerHead>> {
+                self.read_call(<$store>::ledger_head(self, project)).await
+            }
+        }
+    };
 }
 
 pub(crate) use store_calls;

@@ -14,7 +14,8 @@ use sqlx::sqlite::SqliteRow;
 use sqlx::{QueryBuilder, Sqlite, SqliteConnection};
 
 use super::campaign::{col, from_micros, micros};
-use super::SqliteStore;
+use super::{ledger, SqliteStore};
+use crate::consent::ledger as consent_ledger;
 use crate::consent::{
     AcceptanceStatus, ContentQuery, ContentRecord, ContentType, ContentWrite, PurposeEvent,
 };
@@ -228,8 +229,7 @@ impl SqliteStore {
         if inserted == 0 {
             return Err(duplicate_content_id());
         }
-        w.commit().await?;
-        Ok(ContentRecord {
+        let record = ContentRecord {
             id: write.id.clone(),
             project_id: write.project_id.clone(),
             content_type: write.content_type,
@@ -240,7 +240,16 @@ impl SqliteStore {
             created_date: from_micros(micros(write.at))?,
             last_modified_date: from_micros(micros(write.at))?,
             data: write.data.clone(),
-        })
+        };
+        if record.content_type == ContentType::ConsentAcceptance {
+            ledger::append(
+                &mut w.tx,
+                &consent_ledger::for_acceptance(&record, consent_ledger::new_salt()),
+            )
+            .await?;
+        }
+        w.commit().await?;
+        Ok(record)
     }
 
     async fn replace_content(
@@ -286,6 +295,13 @@ impl SqliteStore {
             });
         };
         let record = record_from_row(&row)?;
+        if record.content_type == ContentType::ConsentAcceptance {
+            ledger::append(
+                &mut w.tx,
+                &consent_ledger::for_acceptance(&record, consent_ledger::new_salt()),
+            )
+            .await?;
+        }
         w.commit().await?;
         Ok(record)
     }
@@ -468,16 +484,22 @@ impl SqliteStore {
         if inserted == 0 {
             return Err(duplicate_event_id());
         }
-        w.commit().await?;
         let as_stored = |t: DateTime<Utc>| from_micros(micros(t));
-        Ok(PurposeEvent {
+        let stored = PurposeEvent {
             seq,
             acceptance_date: event.acceptance_date.map(as_stored).transpose()?,
             expired_date: event.expired_date.map(as_stored).transpose()?,
             withdrawal_date: event.withdrawal_date.map(as_stored).transpose()?,
             recorded_at: as_stored(event.recorded_at)?,
             ..event.clone()
-        })
+        };
+        ledger::append(
+            &mut w.tx,
+            &consent_ledger::for_purpose_event(&stored, consent_ledger::new_salt()),
+        )
+        .await?;
+        w.commit().await?;
+        Ok(stored)
     }
 
     async fn purpose_events(

@@ -184,3 +184,159 @@ pub async fn concurrent_acceptances<S: ConsentStore + 'static>(store: Arc<S>) {
         assert_eq!(h.len(), 8);
     }
 }
+
+/// The history as events and the state per application, over the story:
+/// stored events in order, the re-consent request derived from the new
+/// revision, filters and paging; `subject_state` is `state_at` per
+/// application.
+pub async fn history_events_and_state_by_app<S: ConsentStore + 'static>(store: Arc<S>) {
+    use accord::consent::evidence::{EventKind, HistoryQuery};
+    let fx = Fx::new(store);
+    let (c, acc1, acc2) = story(&fx).await;
+    fx.accept("shop", "someone-else", &c.id, None).await;
+    let all = fx
+        .svc
+        .subject_history(&fx.project, "u1", &HistoryQuery::default())
+        .await
+        .expect("history");
+    let kinds: Vec<(EventKind, String)> = all
+        .items
+        .iter()
+        .map(|e| (e.kind.clone(), e.record_id.clone()))
+        .collect();
+    assert_eq!(all.total, 6);
+    assert_eq!(kinds[0], (EventKind::Accepted, acc1.id.clone()));
+    assert_eq!(kinds[1].0, EventKind::PurposeAccepted);
+    assert_eq!(kinds[2], (EventKind::ReconsentRequired, acc1.id.clone()));
+    assert_eq!(kinds[3], (EventKind::Accepted, acc2.id.clone()));
+    assert_eq!(kinds[4].0, EventKind::PurposeWithdrawn);
+    assert_eq!(kinds[5], (EventKind::Withdrawn, acc2.id.clone()));
+    assert_eq!(all.items[0].consent_revision, Some(1));
+    assert_eq!(all.items[2].new_revision, Some(2));
+    assert_eq!(all.items[3].consent_revision, Some(2));
+    assert_eq!(all.items[0].privacy_notice_revision, Some(4));
+    assert!(all.items.iter().all(|e| e.application == "shop"));
+    let page = fx
+        .svc
+        .subject_history(
+            &fx.project,
+            "u1",
+            &HistoryQuery {
+                consent_id: Some(c.id.clone()),
+                from: Some(t0() + Duration::hours(2)),
+                page: 1,
+                size: 2,
+                ..HistoryQuery::default()
+            },
+        )
+        .await
+        .expect("history");
+    // From 2h, of the consent: PURPOSE_ACCEPTED (its lifespan's consent),
+    // RECONSENT_REQUIRED, ACCEPTED, WITHDRAWN.
+    assert_eq!(page.total, 4);
+    assert_eq!(
+        page.items
+            .iter()
+            .map(|e| e.kind.clone())
+            .collect::<Vec<_>>(),
+        [EventKind::Accepted, EventKind::Withdrawn]
+    );
+    let other = fx
+        .svc
+        .subject_history(&fx.project, "nobody", &HistoryQuery::default())
+        .await
+        .expect("history");
+    assert_eq!(other.total, 0);
+
+    for minutes in [30, 90, 150, 270, 330, 400] {
+        let at = t0() + Duration::minutes(minutes);
+        let states = fx
+            .svc
+            .subject_state(&fx.project, "u1", None, at)
+            .await
+            .expect("state");
+        let one = fx
+            .svc
+            .state_at(&fx.project, "u1", "shop", at)
+            .await
+            .expect("state_at");
+        assert_eq!(states, [one], "at {at}");
+    }
+    assert!(fx
+        .svc
+        .subject_state(&fx.project, "nobody", None, fx.now())
+        .await
+        .expect("state")
+        .is_empty());
+}
+
+/// Every consent event has its ledger entry, appended with it: the story's
+/// acceptance versions and purpose events, concurrent writers, and nothing
+/// for a refused write; the chain verifies.
+pub async fn the_ledger_has_one_entry_per_event<S: ConsentStore + 'static>(store: Arc<S>) {
+    use accord::consent::ContentType;
+    use accord::store::{ContentStore, LedgerStore};
+    let fx = Fx::new(Arc::clone(&store));
+    let (c, _, acc2) = story(&fx).await;
+    // acc1 v1, sms accepted, acc2 v1, email withdrawn, acc2 v2.
+    let report = fx.svc.verify_ledger(&fx.project).await.expect("verify");
+    assert!(report.valid, "{report:?}");
+    assert_eq!(report.entries, 5);
+    let head = store
+        .ledger_head(&fx.project)
+        .await
+        .expect("head")
+        .expect("a head");
+    assert_eq!(head.position, 5);
+    assert_eq!(report.last_hash.as_deref(), Some(head.hash.as_str()));
+    let entries = store
+        .ledger_entries(&fx.project, 0, 100)
+        .await
+        .expect("entries");
+    assert!(
+        entries.iter().all(|e| !e.text.contains("u1")),
+        "personal data in the ledger"
+    );
+    assert!(entries[4].text.contains(&acc2.id));
+    // A refused write appends nothing.
+    let stale = accord::consent::ContentWrite {
+        project_id: fx.project.clone(),
+        content_type: ContentType::ConsentAcceptance,
+        id: acc2.id.clone(),
+        data: serde_json::Map::new(),
+        actor: "late".into(),
+        at: fx.now(),
+    };
+    assert!(store.replace_content(&stale, 1).await.is_err());
+    assert_eq!(
+        store.ledger_head(&fx.project).await.expect("head"),
+        Some(head)
+    );
+    // Concurrent writers: one gapless chain.
+    let mut tasks = Vec::new();
+    for i in 0..12 {
+        let svc = fx.svc.clone();
+        let (project, id) = (fx.project.clone(), c.id.clone());
+        tasks.push(tokio::spawn(async move {
+            let subject = format!("w{}", i % 3);
+            svc.accept_consent(&project, Fx::<S>::request("shop", &subject, &id, None), "a")
+                .await?;
+            svc.withdraw_purpose(&project, Fx::<S>::purpose("shop", &subject, "email"))
+                .await
+        }));
+    }
+    for t in tasks {
+        t.await.expect("task").expect("accept and withdraw");
+    }
+    let report = fx.svc.verify_ledger(&fx.project).await.expect("verify");
+    assert!(report.valid, "{report:?}");
+    assert_eq!(report.entries, 5 + 24);
+    // Other projects have ledgers of their own.
+    let other = fx.other_project();
+    let report = other
+        .svc
+        .verify_ledger(&other.project)
+        .await
+        .expect("verify");
+    assert_eq!((report.valid, report.entries), (true, 0));
+}

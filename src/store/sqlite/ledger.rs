@@ -1,0 +1,85 @@
+//! The consent ledger in SQLite (see `migrations/sqlite/0050_consent_ledger.sql`):
+//! entries are appended inside the caller's `BEGIN IMMEDIATE` transaction,
+//! which already holds the database's write lock, so reading the head and
+//! appending after it cannot race.
+
+use sqlx::SqliteConnection;
+
+use super::SqliteStore;
+use crate::consent::ledger::{LedgerHead, Unsealed};
+use crate::store::sql::calls::store_calls;
+use crate::store::sql::db_error;
+use crate::store::{LedgerStore, StoredEntry};
+use crate::Result;
+
+/// Appends `entry` to its project's ledger and advances the head, inside
+/// the caller's write transaction.
+pub(super) async fn append(conn: &mut SqliteConnection, entry: &Unsealed) -> Result<()> {
+    let head: Option<(i64, String)> =
+        sqlx::query_as("SELECT position, hash FROM consent_ledger_head WHERE project_id = ?")
+            .bind(&entry.project_id)
+            .fetch_optional(&mut *conn)
+            .await
+            .map_err(db_error)?;
+    let sealed = entry.seal(head.as_ref().map(|(p, h)| (*p, h.as_str())));
+    sqlx::query(
+        "INSERT INTO consent_ledger (project_id, position, record_id, entry, salt) \
+         VALUES (?, ?, ?, ?, ?)",
+    )
+    .bind(&entry.project_id)
+    .bind(sealed.position)
+    .bind(&entry.record_id)
+    .bind(&sealed.text)
+    .bind(&entry.salt)
+    .execute(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    sqlx::query(
+        "INSERT INTO consent_ledger_head (project_id, position, hash) VALUES (?, ?, ?) \
+         ON CONFLICT (project_id) DO UPDATE SET position = excluded.position, hash = excluded.hash",
+    )
+    .bind(&entry.project_id)
+    .bind(sealed.position)
+    .bind(&sealed.hash)
+    .execute(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    Ok(())
+}
+
+store_calls!(impl LedgerStore for SqliteStore);
+
+/// The calls of [`LedgerStore`], which `store_calls!` wraps.
+impl SqliteStore {
+    async fn ledger_entries(
+        &self,
+        project: &str,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<StoredEntry>> {
+        let rows: Vec<(i64, String)> = sqlx::query_as(
+            "SELECT position, entry FROM consent_ledger \
+             WHERE project_id = ? AND position > ? ORDER BY position LIMIT ?",
+        )
+        .bind(project)
+        .bind(after)
+        .bind(i64::from(limit))
+        .fetch_all(self.pool())
+        .await
+        .map_err(db_error)?;
+        Ok(rows
+            .into_iter()
+            .map(|(position, text)| StoredEntry { position, text })
+            .collect())
+    }
+
+    async fn ledger_head(&self, project: &str) -> Result<Option<LedgerHead>> {
+        let row: Option<(i64, String)> =
+            sqlx::query_as("SELECT position, hash FROM consent_ledger_head WHERE project_id = ?")
+                .bind(project)
+                .fetch_optional(self.pool())
+                .await
+                .map_err(db_error)?;
+        Ok(row.map(|(position, hash)| LedgerHead { position, hash }))
+    }
+}
