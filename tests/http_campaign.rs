@@ -718,3 +718,39 @@ async fn campaign_time_zone_over_http() {
     assert_eq!(p["errors"][0]["field"], "timeZone");
     assert_eq!(p["errors"][0]["code"], "invalid_time_zone");
 }
+
+#[tokio::test]
+async fn openapi_describes_the_promotion_fields() {
+    let s = start().await;
+    let (_, doc) = parts(s.client.get(s.url("/openapi.json")).send().await.unwrap()).await;
+    let schemas = &doc["components"]["schemas"];
+    let props = |name: &str| -> Vec<String> {
+        schemas[name]["properties"]
+            .as_object()
+            .unwrap_or_else(|| panic!("schema {name}: {}", schemas[name]))
+            .keys()
+            .cloned()
+            .collect()
+    };
+    for (schema, field) in [
+        ("Then", "cap"),
+        ("Then", "allocate"),
+        ("Then", "allocation"),
+        ("Then", "capped"),
+        ("CampaignInput", "stacking"),
+        ("CampaignInput", "timeZone"),
+        ("Campaign", "stacking"),
+        ("Campaign", "timeZone"),
+        ("RedeemRequest", "withCampaigns"),
+        ("Explanation", "suppressedBy"),
+        ("BenefitCap", "max"),
+        ("LineShare", "amount"),
+        ("Stacking", "stopAfter"),
+    ] {
+        assert!(
+            props(schema).iter().any(|p| p == field),
+            "{schema}.{field} in {:?}",
+            props(schema)
+        );
+    }
+}
