@@ -187,6 +187,35 @@ pub async fn stacking_is_stored_resolved_and_enforced<S: Store>(store: Arc<S>) {
             t("LAST", "exclusive_campaign", "EXCL"),
         ]
     );
+    // The console's "try it here" marks the same suppressions.
+    let preview = service
+        .preview(
+            &project,
+            &serde_json::from_value(json!({})).unwrap(),
+            None,
+            None,
+        )
+        .await
+        .unwrap();
+    let marked: Vec<(String, Option<String>)> = preview
+        .hits
+        .iter()
+        .map(|h| {
+            let by = h.suppressed.as_ref().and_then(|s| s.suppressed_by.clone());
+            (h.campaign.ref_code.clone(), by)
+        })
+        .collect();
+    let by_excl = || Some("EXCL".to_owned());
+    assert_eq!(
+        marked,
+        [
+            ("EXCL".to_owned(), None),
+            ("PLAIN".to_owned(), by_excl()),
+            ("SHIP1".to_owned(), by_excl()),
+            ("SHIP2".to_owned(), by_excl()),
+            ("LAST".to_owned(), by_excl()),
+        ]
+    );
 
     // Exclusivity removed (and the campaign disabled): one campaign of the
     // group applies; the suppressed SHIP2 stops nothing.
