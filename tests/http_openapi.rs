@@ -271,7 +271,10 @@ async fn parameters_have_the_server_bounds() {
             }
         }
     }
-    assert_eq!(sizes, 3, "the three paged lists");
+    assert_eq!(
+        sizes, 4,
+        "the paged lists: campaigns, redemptions, content records, a subject's history"
+    );
     let redeem = &doc["paths"]["/campaign/api/projects/{projId}/redeem/campaign-code"]["post"];
     let key = redeem["parameters"]
         .as_array()

@@ -67,7 +67,9 @@ fn required<'a>(query: &'a QueryParams, name: &str) -> Result<&'a str, ApiError>
         .ok_or_else(|| ApiError::invalid_parameter(name, "required"))
 }
 
-/// A data subject's consent history as events, oldest first: acceptances,
+/// A data subject's consent history.
+///
+/// Every event, oldest first: acceptances,
 /// withdrawals, edits, purpose acceptances and withdrawals, expiries and
 /// re-consent requests (a new revision of the consent or of its privacy
 /// notice), each with the consent and notice revisions pinned and the
@@ -124,6 +126,8 @@ pub(crate) async fn subject_history<S: HttpStore>(
     Ok(page_response(events))
 }
 
+/// A data subject's consent state at an instant.
+///
 /// What a data subject had agreed to at an instant (default: now), per
 /// consent (with the revision and notice accepted) and per purpose (with
 /// the record that granted it): in one application, or in every
@@ -160,7 +164,9 @@ pub(crate) async fn subject_state<S: HttpStore>(
     Ok(list_response(states))
 }
 
-/// Every stored version of a record, oldest first: what a privacy notice
+/// Every stored version of a content record.
+///
+/// Oldest first: what a privacy notice
 /// or consent said at each revision (and each edit).
 #[utoipa::path(
     get,
@@ -188,7 +194,10 @@ pub(crate) async fn content_versions<S: HttpStore>(
     ))
 }
 
-/// One stored version of a record, by number.
+/// One stored version of a content record.
+///
+/// The version with the number given in the path, exactly as it was stored:
+/// what a privacy notice or consent said at that revision or edit.
 #[utoipa::path(
     get,
     path = "/cms/api/projects/{projId}/c/{type}/{id}/versions/{version}",
@@ -222,7 +231,9 @@ pub(crate) async fn content_version<S: HttpStore>(
 /// Most entries one ledger page may hold.
 const MAX_LEDGER_PAGE: u32 = 10_000;
 
-/// The project's consent ledger as JSON Lines (`application/jsonl`): one
+/// The project's consent ledger, one page.
+///
+/// JSON Lines (`application/jsonl`): one
 /// entry per line, exactly as stored, in position order, from after
 /// position `after` (default 0), at most `limit` (1 to 10 000, default
 /// 1000). The ledger's head is in `X-Ledger-Head-Position` and
@@ -282,7 +293,9 @@ pub(crate) async fn ledger<S: HttpStore>(
     Ok(res)
 }
 
-/// Checks the project's consent ledger: every entry's hash, every link to
+/// Verifies the project's consent ledger.
+///
+/// Checks every entry's hash, every link to
 /// the entry before, the positions, and the head. `valid`, or the first
 /// entry that was changed, removed or reordered.
 #[utoipa::path(
