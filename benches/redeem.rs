@@ -56,6 +56,7 @@ fn campaign(project: &str) -> Campaign {
         channel: None,
         group_name: None,
         stacking: None,
+        time_zone: None,
         quotas: Vec::new(),
         rules: Vec::new(),
         project_id: project.into(),

@@ -852,3 +852,67 @@ async fn formulas_that_always_fail_are_refused_at_save() {
     );
     assert_eq!(p["errors"][0]["code"], "formula_division_by_zero", "{p}");
 }
+
+#[tokio::test]
+async fn campaign_time_zone_over_http() {
+    let s = start().await;
+    let mut c = http_support::fixture("promo_code");
+    c["timeZone"] = json!("Europe/Berlin");
+    let (status, created) = parts(
+        s.req(Method::POST, &s.campaign_url("/campaigns"))
+            .json(&c)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 201, "{created}");
+    assert_eq!(created["timeZone"], "Europe/Berlin");
+    c["refCode"] = json!("MARS");
+    c["timeZone"] = json!("Mars/Olympus_Mons");
+    let res = s
+        .req(Method::POST, &s.campaign_url("/campaigns"))
+        .json(&c)
+        .send()
+        .await
+        .unwrap();
+    let p = problem(res, 422, "validation_failed").await;
+    assert_eq!(p["errors"][0]["field"], "timeZone");
+    assert_eq!(p["errors"][0]["code"], "invalid_time_zone");
+}
+
+#[tokio::test]
+async fn openapi_describes_the_promotion_fields() {
+    let s = start().await;
+    let (_, doc) = parts(s.client.get(s.url("/openapi.json")).send().await.unwrap()).await;
+    let schemas = &doc["components"]["schemas"];
+    let props = |name: &str| -> Vec<String> {
+        schemas[name]["properties"]
+            .as_object()
+            .unwrap_or_else(|| panic!("schema {name}: {}", schemas[name]))
+            .keys()
+            .cloned()
+            .collect()
+    };
+    for (schema, field) in [
+        ("Then", "cap"),
+        ("Then", "allocate"),
+        ("Then", "allocation"),
+        ("Then", "capped"),
+        ("CampaignInput", "stacking"),
+        ("CampaignInput", "timeZone"),
+        ("Campaign", "stacking"),
+        ("Campaign", "timeZone"),
+        ("RedeemRequest", "withCampaigns"),
+        ("Explanation", "suppressedBy"),
+        ("BenefitCap", "max"),
+        ("LineShare", "amount"),
+        ("Stacking", "stopAfter"),
+    ] {
+        assert!(
+            props(schema).iter().any(|p| p == field),
+            "{schema}.{field} in {:?}",
+            props(schema)
+        );
+    }
+}

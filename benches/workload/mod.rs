@@ -248,6 +248,7 @@ fn campaign(
         channel: channel.map(str::to_owned),
         group_name: None,
         stacking: None,
+        time_zone: None,
         quotas: if quota {
             vec![Quota {
                 id: None,

@@ -11,9 +11,11 @@ mod service;
 mod snapshots;
 mod usage;
 mod validate;
+mod zones;
 
 pub use model::*;
 pub use service::{
     CampaignService, Preview, PreviewHit, PreviewQuota, RedeemResult, SearchOptions,
 };
 pub use snapshots::DEFAULT_REFRESH;
+pub use zones::{parse_zone, TimeZones};

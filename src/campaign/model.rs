@@ -340,6 +340,10 @@ pub struct CampaignInput {
     /// with every other).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stacking: Option<Stacking>,
+    /// IANA time zone of the calendar names of quota keys and benefits
+    /// (`${day}`, `${month}`, `${year}`, `${week}`); absent: the project's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_zone: Option<String>,
     /// Quotas.
     #[serde(default)]
     pub quotas: Vec<Quota>,
@@ -384,6 +388,9 @@ pub struct Campaign {
     /// other.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stacking: Option<Stacking>,
+    /// IANA time zone of the calendar names; absent: the project's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_zone: Option<String>,
     /// Quotas.
     pub quotas: Vec<Quota>,
     /// Rules.

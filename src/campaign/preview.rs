@@ -8,9 +8,10 @@ use rust_decimal::Decimal;
 
 use super::CampaignService;
 use crate::campaign::model::{
-    ActionMatch, CampaignInput, CampaignRef, Explanation, RedeemRequest, SearchRequest,
+    ActionMatch, Campaign, CampaignInput, CampaignRef, Explanation, RedeemRequest, SearchRequest,
 };
 use crate::campaign::validate::{build, Stamp};
+use crate::engine::stacking;
 use crate::store::{CampaignStore, RedemptionStore};
 use crate::Result;
 
@@ -41,6 +42,10 @@ pub struct PreviewHit {
     /// Whether a quota is used up for this request: search leaves the
     /// campaign out.
     pub exhausted: bool,
+    /// Why search leaves the campaign out for another's stacking rules,
+    /// among the campaigns previewed that are not `exhausted` (so only when
+    /// every campaign is previewed, not one asked for alone).
+    pub suppressed: Option<Explanation>,
 }
 
 /// One quota key a redeem would charge.
@@ -85,7 +90,10 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
         only: Option<&str>,
     ) -> Result<Preview> {
         let now = at.unwrap_or_else(|| self.clock.now());
-        let snapshot = self.snapshots.get(&*self.store, project).await?;
+        let snapshot = self
+            .snapshots
+            .get(&*self.store, project, self.zones.of(project))
+            .await?;
         let engine = &snapshot.engine;
         let outcome = engine.search(request, now, true)?;
         let wanted = |code: &str| only.is_none_or(|o| o == code);
@@ -120,7 +128,7 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
         } else {
             self.store.quota_usage(project, &charged).await?
         };
-        let hits = hits
+        let mut hits: Vec<PreviewHit> = hits
             .into_iter()
             .map(|(hit, charges, redeem_error)| {
                 let quotas: Vec<PreviewQuota> = charges
@@ -153,9 +161,11 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
                     exhausted: quotas.iter().any(|q| !q.fits),
                     quotas,
                     redeem_error,
+                    suppressed: None,
                 }
             })
             .collect();
+        suppress(&mut hits, engine);
         let mut misses: Vec<Explanation> = outcome
             .explanations
             .into_iter()
@@ -204,5 +214,28 @@ fn not_running(c: &crate::campaign::Campaign, now: DateTime<Utc>) -> Explanation
         quota_key: None,
         suppressed_by: None,
         message,
+    }
+}
+
+/// Marks the hits that search would leave out for another campaign's
+/// stacking rules, resolved as search does: among the hits whose quotas fit.
+fn suppress(hits: &mut [PreviewHit], engine: &crate::engine::Engine) {
+    let live: Vec<usize> = (0..hits.len()).filter(|&i| !hits[i].exhausted).collect();
+    let Some(campaigns) = live
+        .iter()
+        .map(|&i| {
+            engine
+                .by_code(&hits[i].campaign.ref_code)
+                .map(|cc| &cc.campaign)
+        })
+        .collect::<Option<Vec<&Campaign>>>()
+    else {
+        return;
+    };
+    for (k, verdict) in stacking::resolve(&campaigns).into_iter().enumerate() {
+        if let Some((why, by)) = verdict {
+            hits[live[k]].suppressed =
+                Some(stacking::explanation(campaigns[k], campaigns[by], why));
+        }
     }
 }

@@ -15,6 +15,7 @@ use super::model::{
 use super::snapshots::{Snapshot, Snapshots, DEFAULT_REFRESH};
 use super::usage::UsageCache;
 use super::validate::{build, Stamp};
+use super::zones::TimeZones;
 use crate::engine::{self, stacking, CompiledCampaign, Engine};
 use crate::limits::{MAX_CAMPAIGNS_PER_PROJECT, MAX_REF_CODE_LEN};
 use crate::store::{
@@ -81,6 +82,7 @@ pub struct CampaignService<S> {
     snapshots: Snapshots,
     usage: UsageCache,
     max_campaigns: u64,
+    zones: TimeZones,
 }
 
 impl<S> std::fmt::Debug for CampaignService<S> {
@@ -105,7 +107,17 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
             snapshots: Snapshots::new(DEFAULT_REFRESH),
             usage: UsageCache::new(DEFAULT_REFRESH),
             max_campaigns: MAX_CAMPAIGNS_PER_PROJECT,
+            zones: TimeZones::default(),
         }
+    }
+
+    /// Sets the time zone of each project (default: UTC for all): where a
+    /// campaign without its own `timeZone` rolls `${day}`, `${month}`,
+    /// `${year}` and `${week}` over.
+    #[must_use]
+    pub fn with_time_zones(mut self, zones: TimeZones) -> Self {
+        self.zones = zones;
+        self
     }
 
     /// Sets how many campaigns one project may hold (default
@@ -250,7 +262,10 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
         options: &SearchOptions,
     ) -> Result<SearchResponse> {
         let now = options.at.unwrap_or_else(|| self.clock.now());
-        let snapshot = self.snapshots.get(&*self.store, project).await?;
+        let snapshot = self
+            .snapshots
+            .get(&*self.store, project, self.zones.of(project))
+            .await?;
         let outcome = snapshot.engine.search(request, now, options.explain)?;
         let usage = self.quota_usage_for_search(project, &outcome.hits).await?;
         let mut actions = Vec::new();
@@ -418,7 +433,10 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
     /// holds this very version, else one compiled now for this campaign only
     /// (redeem always evaluates the campaign as it is stored).
     async fn engine_for(&self, project: &str, campaign: &Campaign) -> Result<Arc<Snapshot>> {
-        let snapshot = self.snapshots.get(&*self.store, project).await?;
+        let snapshot = self
+            .snapshots
+            .get(&*self.store, project, self.zones.of(project))
+            .await?;
         if let Some(cc) = snapshot.engine.by_code(&campaign.ref_code) {
             if cc.campaign.id == campaign.id && cc.campaign.version == campaign.version {
                 return Ok(snapshot);
@@ -432,7 +450,7 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
         })?;
         Ok(Arc::new(Snapshot {
             version: -1,
-            engine: Engine::new([Arc::new(compiled)]),
+            engine: Engine::new([Arc::new(compiled.in_zone(self.zones.of(project)))]),
         }))
     }
 

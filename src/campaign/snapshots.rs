@@ -27,6 +27,8 @@ use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
 
+use chrono_tz::Tz;
+
 use super::model::Campaign;
 use crate::engine::{CompiledCampaign, Engine};
 use crate::store::CampaignStore;
@@ -188,6 +190,7 @@ impl Snapshots {
         &self,
         store: &S,
         project: &str,
+        zone: Tz,
     ) -> Result<Arc<Snapshot>> {
         let refresh = u64::try_from(self.refresh.as_millis()).unwrap_or(u64::MAX);
         let slot = self.slot(project);
@@ -201,7 +204,7 @@ impl Snapshots {
             }
             if let Some(_leader) = slot.flight.try_lead() {
                 *lock(&slot.failure) = None;
-                let checked = self.check(store, project, &slot).await;
+                let checked = self.check(store, project, &slot, zone).await;
                 if let Err(e) = &checked {
                     *lock(&slot.failure) = Some(crate::Error::new(e.kind(), e.code(), e.message()));
                 }
@@ -225,6 +228,7 @@ impl Snapshots {
         store: &S,
         project: &str,
         slot: &Slot,
+        zone: Tz,
     ) -> Result<Arc<Snapshot>> {
         let now = self.elapsed_ms();
         // Read before the store: the snapshot then holds every write made
@@ -237,7 +241,7 @@ impl Snapshots {
         let current = slot.snapshot.load_full();
         if current.version != version {
             let campaigns = store.all_campaigns(project).await?;
-            let engine = build_off_worker(campaigns, current).await?;
+            let engine = build_off_worker(campaigns, current, zone).await?;
             slot.snapshot.store(Arc::new(Snapshot { version, engine }));
         }
         slot.holds.fetch_max(written, Ordering::AcqRel);
@@ -252,7 +256,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// Compiles `campaigns` into an engine, reusing what `previous` compiled of
 /// the same id and version.
-fn build(campaigns: Vec<Campaign>, previous: &Snapshot) -> Engine {
+fn build(campaigns: Vec<Campaign>, previous: &Snapshot, zone: Tz) -> Engine {
     Engine::new(campaigns.into_iter().filter_map(|c| {
         // Reuse what is unchanged: same id and version compile the same.
         if let Some(prev) = previous.engine.by_code(&c.ref_code) {
@@ -261,17 +265,23 @@ fn build(campaigns: Vec<Campaign>, previous: &Snapshot) -> Engine {
             }
         }
         // A stored campaign passed this compilation when it was saved.
-        CompiledCampaign::compile(&c).ok().map(Arc::new)
+        CompiledCampaign::compile(&c)
+            .ok()
+            .map(|cc| Arc::new(cc.in_zone(zone)))
     }))
 }
 
 /// [`build`] on Tokio's blocking threads when a Tokio runtime runs this
 /// task; in place otherwise.
-async fn build_off_worker(campaigns: Vec<Campaign>, previous: Arc<Snapshot>) -> Result<Engine> {
+async fn build_off_worker(
+    campaigns: Vec<Campaign>,
+    previous: Arc<Snapshot>,
+    zone: Tz,
+) -> Result<Engine> {
     #[cfg(any(feature = "sqlite", feature = "postgres", feature = "http"))]
     if let Ok(runtime) = tokio::runtime::Handle::try_current() {
         return match runtime
-            .spawn_blocking(move || build(campaigns, &previous))
+            .spawn_blocking(move || build(campaigns, &previous, zone))
             .await
         {
             Ok(engine) => Ok(engine),
@@ -281,7 +291,7 @@ async fn build_off_worker(campaigns: Vec<Campaign>, previous: Arc<Snapshot>) -> 
             )),
         };
     }
-    Ok(build(campaigns, &previous))
+    Ok(build(campaigns, &previous, zone))
 }
 
 #[cfg(all(test, feature = "memory"))]

@@ -62,6 +62,7 @@ pub(crate) fn build(
             .stacking
             .map(normalize_stacking)
             .filter(|s| !s.is_default()),
+        time_zone: input.time_zone.filter(|z| !z.trim().is_empty()),
         quotas: input.quotas,
         rules: input.rules,
         project_id: stamp.project.to_owned(),
@@ -219,6 +220,12 @@ fn check_fields(input: &CampaignInput, problems: &mut Problems) {
             ),
         );
     }
+    check_text(
+        problems,
+        "timeZone",
+        input.time_zone.as_deref(),
+        MAX_REF_CODE_LEN,
+    );
     if let Some(group) = input.stacking.as_ref().and_then(|s| s.group.as_deref()) {
         check_text(problems, "stacking.group", Some(group), MAX_REF_CODE_LEN);
     }

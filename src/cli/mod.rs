@@ -168,6 +168,31 @@ mod tests {
     }
 
     #[test]
+    fn time_zones_are_parsed_and_checked() {
+        use clap::Parser as _;
+        let cli = Cli::try_parse_from([
+            "accord",
+            "serve",
+            "--time-zone",
+            "Asia/Bangkok",
+            "--project-time-zones",
+            "shop=Europe/Berlin, demo=UTC",
+        ])
+        .unwrap();
+        let Some(Command::Serve(args)) = cli.command else {
+            panic!("serve")
+        };
+        assert_eq!(args.time_zone, chrono_tz::Tz::Asia__Bangkok);
+        assert_eq!(
+            args.project_time_zones.get("shop"),
+            Some(&chrono_tz::Tz::Europe__Berlin)
+        );
+        assert_eq!(args.project_time_zones.len(), 2);
+        assert!(Cli::try_parse_from(["accord", "serve", "--time-zone", "Mars/Base"]).is_err());
+        assert!(Cli::try_parse_from(["accord", "serve", "--project-time-zones", "shop"]).is_err());
+    }
+
+    #[test]
     fn the_command_line_is_well_formed() {
         use clap::CommandFactory as _;
         Cli::command().debug_assert();

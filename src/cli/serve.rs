@@ -75,6 +75,14 @@ pub struct ServeArgs {
     /// Log lines as `text` or `json`.
     #[arg(long, env = "ACCORD_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
+    /// IANA time zone in which every project's `${day}`, `${month}`,
+    /// `${year}` and `${week}` roll over, unless listed in
+    /// `--project-time-zones` or set on the campaign.
+    #[arg(long, env = "ACCORD_TIME_ZONE", default_value = "UTC", value_parser = crate::campaign::parse_zone)]
+    pub time_zone: chrono_tz::Tz,
+    /// Per-project time zones: `shop=Europe/Berlin,demo=Asia/Bangkok`.
+    #[arg(long, env = "ACCORD_PROJECT_TIME_ZONES", default_value = "", value_parser = crate::campaign::TimeZones::parse_projects)]
+    pub project_time_zones: std::collections::HashMap<String, chrono_tz::Tz>,
     /// What clients may hold (timeouts, open connections).
     #[command(flatten)]
     pub serve: ServeFlags,
@@ -166,6 +174,8 @@ impl Default for ServeArgs {
             jwt: JwtFlags::default(),
             demo: false,
             log_format: LogFormat::Text,
+            time_zone: chrono_tz::Tz::UTC,
+            project_time_zones: std::collections::HashMap::new(),
             serve: ServeFlags::default(),
             pool: PoolFlags::default(),
             edges: EdgeFlags::default(),
@@ -503,7 +513,15 @@ async fn launch<S: HttpStore>(
     link_token: Option<Result<String, String>>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<Launched, BoxError> {
-    let api = Api::new(store, Arc::new(SystemClock), auth.clone())
+    let clock: Arc<dyn crate::Clock> = Arc::new(SystemClock);
+    let zones = crate::campaign::TimeZones {
+        default: args.time_zone,
+        projects: args.project_time_zones.clone(),
+    };
+    let campaigns =
+        crate::CampaignService::new(Arc::clone(&store), Arc::clone(&clock)).with_time_zones(zones);
+    let consent = crate::ConsentService::new(store, clock);
+    let api = Api::from_services(Arc::new(campaigns), Arc::new(consent), auth.clone())
         .with_rate_limits(args.edges.rate_limits());
     let cors = if args.edges.cors_origins.is_empty() {
         None

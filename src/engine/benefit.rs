@@ -3,6 +3,7 @@
 use std::borrow::{Borrow, Cow};
 
 use chrono::{DateTime, Datelike, Utc};
+use chrono_tz::Tz;
 use rust_decimal::Decimal;
 
 use super::compile::{CompiledBenefit, CompiledCampaign, Value};
@@ -14,13 +15,14 @@ use crate::wire::parse_decimal;
 use crate::{Error, Result};
 
 /// The reserved names of templates and formulas.
-pub const RESERVED_NAMES: [&str; 6] = [
+pub const RESERVED_NAMES: [&str; 7] = [
     "campaignCode",
     "campaignId",
     "channel",
     "day",
     "month",
     "year",
+    "week",
 ];
 
 /// The value of a reserved name. `channel` is the campaign's channel, or the
@@ -36,9 +38,25 @@ pub(crate) fn reserved<'a>(
         "campaignCode" => Cow::Borrowed(c.ref_code.as_str()),
         "campaignId" => Cow::Owned(c.id.to_string()),
         "channel" => Cow::Borrowed(c.channel.as_deref().or(req.request.channel.as_deref())?),
-        "day" => Cow::Owned(now.day().to_string()),
-        "month" => Cow::Owned(now.month().to_string()),
-        "year" => Cow::Owned(now.year().to_string()),
+        "day" | "month" | "year" | "week" => Cow::Owned(calendar(name, now, cc.zone)?),
+        _ => return None,
+    })
+}
+
+/// A calendar name at `now` in `zone`: `day` (1 to 31), `month` (1 to 12),
+/// `year` (AD) of the local date, and `week`, the ISO 8601 week with its
+/// week-based year (`2026-W01`): the week of 29 December may belong to the
+/// next year, so the week alone names one week of all time.
+pub fn calendar(name: &str, now: DateTime<Utc>, zone: Tz) -> Option<String> {
+    let local = now.with_timezone(&zone);
+    Some(match name {
+        "day" => local.day().to_string(),
+        "month" => local.month().to_string(),
+        "year" => local.year().to_string(),
+        "week" => {
+            let w = local.iso_week();
+            format!("{}-W{:02}", w.year(), w.week())
+        }
         _ => return None,
     })
 }

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use chrono_tz::Tz;
 use rust_decimal::Decimal;
 
 use crate::campaign::{
@@ -25,6 +26,10 @@ pub struct CompiledCampaign {
     pub campaign: Campaign,
     pub(crate) rules: Vec<CompiledRule>,
     pub(crate) quotas: Vec<CompiledQuota>,
+    /// The zone of the calendar names (`${day}`, `${week}`, …): the
+    /// campaign's `timeZone`, else the project's (see
+    /// [`in_zone`](Self::in_zone)), else UTC.
+    pub(crate) zone: Tz,
 }
 
 #[derive(Debug, Clone)]
@@ -135,15 +140,46 @@ impl CompiledCampaign {
                 }
             })
             .collect();
+        let zone = match campaign.time_zone.as_deref() {
+            None => Tz::UTC,
+            Some(name) => name.parse::<Tz>().unwrap_or_else(|_| {
+                problems.push(FieldError::new(
+                    "timeZone",
+                    "invalid_time_zone",
+                    format!(
+                        "{name:?} is not an IANA time zone name (Europe/Berlin, Asia/Bangkok, UTC)"
+                    ),
+                ));
+                Tz::UTC
+            }),
+        };
         if problems.is_empty() {
             Ok(CompiledCampaign {
                 campaign: campaign.clone(),
                 rules,
                 quotas,
+                zone,
             })
         } else {
             Err(problems)
         }
+    }
+}
+
+impl CompiledCampaign {
+    /// The campaign with `zone` (the project's time zone) for its calendar
+    /// names, unless it names its own `timeZone`.
+    #[must_use]
+    pub fn in_zone(mut self, zone: Tz) -> Self {
+        if self.campaign.time_zone.is_none() {
+            self.zone = zone;
+        }
+        self
+    }
+
+    /// The zone of the campaign's calendar names.
+    pub fn zone(&self) -> Tz {
+        self.zone
     }
 }
 

@@ -32,7 +32,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
-pub use benefit::RESERVED_NAMES;
+pub use benefit::{calendar, RESERVED_NAMES};
 pub use compile::CompiledCampaign;
 pub use redeem::PlannedRedemption;
 pub use request::{check_limits, Prepared};
@@ -550,5 +550,7 @@ fn is_or(op: &ThenOperator) -> bool {
     *op == ThenOperator::Or
 }
 
+#[cfg(test)]
+mod calendar_tests;
 #[cfg(test)]
 mod tests;

@@ -313,6 +313,7 @@ pub fn quota_key(data: &[u8]) {
             "day" => Some(day.day().to_string()),
             "month" => Some(day.month().to_string()),
             "year" => Some(day.year().to_string()),
+            "week" => Some(crate::engine::calendar("week", day, chrono_tz::Tz::UTC)?),
             _ => None,
         };
         reserved.map(Cow::Owned).or_else(|| from_attrs(name))

@@ -5,7 +5,9 @@
 use std::sync::Arc;
 
 use accord::campaign::SearchOptions;
+use accord::campaign::TimeZones;
 use accord::campaign::{CampaignInput, RedeemRequest};
+use accord::clock::ManualClock;
 use accord::store::RedemptionQuery;
 use accord::store::Store;
 use accord::{CampaignService, ErrorKind, SystemClock};
@@ -17,6 +19,7 @@ macro_rules! promotions_tests {
         $crate::suite::promotions::promotions_tests!(@each $fixture;
             capped_allocation_is_recorded_and_replayed,
             stacking_is_stored_resolved_and_enforced,
+            calendar_quotas_roll_over_at_local_midnight,
         );
     };
     (@each $fixture:path; $($behaviour:ident),+ $(,)?) => {
@@ -184,6 +187,35 @@ pub async fn stacking_is_stored_resolved_and_enforced<S: Store>(store: Arc<S>) {
             t("LAST", "exclusive_campaign", "EXCL"),
         ]
     );
+    // The console's "try it here" marks the same suppressions.
+    let preview = service
+        .preview(
+            &project,
+            &serde_json::from_value(json!({})).unwrap(),
+            None,
+            None,
+        )
+        .await
+        .unwrap();
+    let marked: Vec<(String, Option<String>)> = preview
+        .hits
+        .iter()
+        .map(|h| {
+            let by = h.suppressed.as_ref().and_then(|s| s.suppressed_by.clone());
+            (h.campaign.ref_code.clone(), by)
+        })
+        .collect();
+    let by_excl = || Some("EXCL".to_owned());
+    assert_eq!(
+        marked,
+        [
+            ("EXCL".to_owned(), None),
+            ("PLAIN".to_owned(), by_excl()),
+            ("SHIP1".to_owned(), by_excl()),
+            ("SHIP2".to_owned(), by_excl()),
+            ("LAST".to_owned(), by_excl()),
+        ]
+    );
 
     // Exclusivity removed (and the campaign disabled): one campaign of the
     // group applies; the suppressed SHIP2 stops nothing.
@@ -230,4 +262,113 @@ pub async fn stacking_is_stored_resolved_and_enforced<S: Store>(store: Arc<S>) {
         .await
         .unwrap();
     assert_eq!(page.total, 1, "only the allowed redeem was recorded");
+}
+
+fn at(s: &str) -> chrono::DateTime<chrono::Utc> {
+    chrono::DateTime::parse_from_rfc3339(s)
+        .unwrap()
+        .with_timezone(&chrono::Utc)
+}
+
+/// A daily quota per user rolls over at the project's local midnight
+/// (Europe/Berlin, across the spring DST change), and a campaign's own
+/// zone (Asia/Bangkok) wins over the project's; `${week}` counts ISO weeks
+/// across the year end. The zone is stored with the campaign.
+pub async fn calendar_quotas_roll_over_at_local_midnight<S: Store>(store: Arc<S>) {
+    let project = uuid::Uuid::new_v4().to_string();
+    let clock = Arc::new(ManualClock::new(at("2026-03-28T22:30:00Z")));
+    let mut zones = TimeZones::default();
+    zones
+        .projects
+        .insert(project.clone(), chrono_tz::Tz::Europe__Berlin);
+    let service = CampaignService::new(Arc::clone(&store), clock.clone() as Arc<dyn accord::Clock>)
+        .with_time_zones(zones);
+    let daily = |code: &str, zone: Option<&str>| {
+        let mut c = json!({
+            "name": code, "refCode": code,
+            "startDate": "2020-01-01T00:00:00Z", "endDate": "2100-01-01T00:00:00Z",
+            "quotas": [{"key": "${campaignCode}-${userId}-${year}-${month}-${day}", "value": 1},
+                       {"key": "${campaignCode}-${userId}-${week}", "value": 2}],
+            "rules": [{"name": "r", "when": [], "then": [{"action": "DISCOUNT",
+                "data": [{"attribute": "amount", "value": "1"}]}]}]
+        });
+        if let Some(z) = zone {
+            c["timeZone"] = json!(z);
+        }
+        input(c)
+    };
+    service
+        .create_campaign(&project, daily("DAILY", None), "admin")
+        .await
+        .unwrap();
+    let bkk = service
+        .create_campaign(&project, daily("BKK", Some("Asia/Bangkok")), "admin")
+        .await
+        .unwrap();
+    assert_eq!(
+        service
+            .campaign(&project, bkk.id)
+            .await
+            .unwrap()
+            .time_zone
+            .as_deref(),
+        Some("Asia/Bangkok")
+    );
+    // Keys come sorted, as redeem charges them.
+    let go = |code: &str, t: &str| {
+        clock.set(at(t));
+        let request = redeem(json!({"campaignCode": code, "attribute": {"userId": "u1"}}));
+        let service = &service;
+        let project = &project;
+        async move {
+            match service.redeem(project, &request).await {
+                Ok(r) => Ok(r
+                    .redemption
+                    .quotas
+                    .iter()
+                    .map(|q| q.key.clone())
+                    .collect::<Vec<_>>()
+                    .join(" ")),
+                Err(e) => Err(e.code().to_owned()),
+            }
+        }
+    };
+    // 23:30 in Berlin on the 28th (CET), then 00:30 on the 29th.
+    assert_eq!(
+        go("DAILY", "2026-03-28T22:30:00Z").await,
+        Ok("DAILY-u1-2026-3-28 DAILY-u1-2026-W13".to_owned())
+    );
+    assert_eq!(
+        go("DAILY", "2026-03-28T23:30:00Z").await,
+        Ok("DAILY-u1-2026-3-29 DAILY-u1-2026-W13".to_owned())
+    );
+    // 23:30 CEST on the 29th (21:30 UTC): still the 29th, which is used;
+    // and the week's two are used too.
+    assert_eq!(
+        go("DAILY", "2026-03-29T21:30:00Z").await,
+        Err("quota_exceeded".to_owned())
+    );
+    // Bangkok's own zone: 18:00 UTC is already the 29th there.
+    assert_eq!(
+        go("BKK", "2026-03-28T18:00:00Z").await,
+        Ok("BKK-u1-2026-3-29 BKK-u1-2026-W13".to_owned())
+    );
+    // The year end: 31 December and 1 January share ISO week 2026-W53.
+    assert_eq!(
+        go("DAILY", "2026-12-31T12:00:00Z").await,
+        Ok("DAILY-u1-2026-12-31 DAILY-u1-2026-W53".to_owned())
+    );
+    assert_eq!(
+        go("DAILY", "2026-12-31T23:30:00Z").await,
+        Ok("DAILY-u1-2026-W53 DAILY-u1-2027-1-1".to_owned())
+    );
+    assert_eq!(
+        go("DAILY", "2027-01-02T12:00:00Z").await,
+        Err("quota_exceeded".to_owned()),
+        "the week's two are used"
+    );
+    assert_eq!(
+        go("DAILY", "2027-01-03T23:30:00Z").await,
+        Ok("DAILY-u1-2027-1-4 DAILY-u1-2027-W01".to_owned())
+    );
 }

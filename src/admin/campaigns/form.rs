@@ -104,6 +104,7 @@ pub struct Draft {
     pub exclusive: bool,
     pub stacking_group: String,
     pub stop_after: bool,
+    pub time_zone: String,
     pub version: String,
     pub quotas: Vec<QuotaDraft>,
     pub rules: Vec<RuleDraft>,
@@ -164,6 +165,7 @@ impl Draft {
                 .and_then(|s| s.group.clone())
                 .unwrap_or_default(),
             stop_after: c.stacking.as_ref().is_some_and(|s| s.stop_after),
+            time_zone: c.time_zone.clone().unwrap_or_default(),
             version: c.version.map(|v| v.to_string()).unwrap_or_default(),
             quotas: c
                 .quotas
@@ -275,6 +277,7 @@ impl Draft {
             exclusive: on("stacking.exclusive"),
             stacking_group: f("stacking.group"),
             stop_after: on("stacking.stopAfter"),
+            time_zone: f("timeZone"),
             version: f("version"),
             quotas: indices(form, "quotas")
                 .into_iter()
@@ -496,6 +499,7 @@ impl Draft {
                 stop_after: self.stop_after,
             })
             .filter(|s| !s.is_default()),
+            time_zone: opt(&self.time_zone),
             quotas,
             rules,
             version: self.version.trim().parse().ok(),

@@ -148,6 +148,7 @@ fn stacking_survives_the_editor() {
         ("name", "n"),
         ("stacking.exclusive", "on"),
         ("stacking.group", " shipping "),
+        ("timeZone", " Europe/Berlin "),
     ]);
     let (input, problems) = Draft::from_form(&f).to_input(utc);
     assert!(problems.is_empty(), "{problems:?}");
@@ -159,6 +160,7 @@ fn stacking_survives_the_editor() {
     assert_eq!(input.stacking.as_ref(), Some(&want));
     let (back, _) = Draft::of(&input, utc).to_input(utc);
     assert_eq!(back.stacking, Some(want));
+    assert_eq!(back.time_zone.as_deref(), Some("Europe/Berlin"));
     let (plain, _) = Draft::from_form(&form(&[("name", "n")])).to_input(utc);
     assert_eq!(plain.stacking, None, "nothing ticked: no stacking at all");
 }

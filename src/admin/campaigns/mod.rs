@@ -26,6 +26,7 @@ pub fn input_of(c: &Campaign) -> CampaignInput {
         channel: c.channel.clone(),
         group_name: c.group_name.clone(),
         stacking: c.stacking.clone(),
+        time_zone: c.time_zone.clone(),
         quotas: c.quotas.clone(),
         rules: c.rules.clone(),
         version: Some(c.version),

@@ -52,6 +52,7 @@ pub struct HitView {
     pub quotas: Vec<QuotaView>,
     pub redeem_error: Option<String>,
     pub exhausted: bool,
+    pub suppressed: Option<String>,
 }
 
 /// A campaign that does not fire, and why.
@@ -221,6 +222,7 @@ fn show_preview(page: &mut TryPage, p: Preview, offset: chrono::FixedOffset) {
                 .collect(),
             redeem_error: h.redeem_error,
             exhausted: h.exhausted,
+            suppressed: h.suppressed.map(|s| s.message),
         })
         .collect();
     page.misses = p

@@ -20,7 +20,7 @@ use crate::Result;
 const CAMPAIGN_COLUMNS: &str = "id, project_id, ref_code, name, description, image_url, \
      start_date, end_date, status, priority, channel, group_name, quotas::text AS quotas, \
      rules::text AS rules, version, created_by, last_modified_by, created_date, last_modified_date, \
-     stacking::text AS stacking";
+     stacking::text AS stacking, time_zone";
 
 /// One column of a row; a value of the wrong type is a corrupt store.
 pub(super) fn col<'r, T>(row: &'r PgRow, name: &str) -> Result<T>
@@ -45,6 +45,7 @@ fn campaign_from_row(row: &PgRow) -> Result<Campaign> {
         channel: col(row, "channel")?,
         group_name: col(row, "group_name")?,
         stacking: stacking_from_json(col::<Option<String>>(row, "stacking")?.as_deref())?,
+        time_zone: col(row, "time_zone")?,
         quotas: quotas_from_json(&col::<String>(row, "quotas")?)?,
         rules: rules_from_json(&col::<String>(row, "rules")?)?,
         version: col(row, "version")?,
@@ -113,9 +114,9 @@ async fn try_insert(store: &PostgresStore, c: &Campaign, max: u64) -> Result<(),
         "INSERT INTO campaign (id, project_id, ref_code, name, description, image_url, \
          start_date, end_date, status, priority, channel, group_name, quotas, rules, version, \
          created_by, last_modified_by, created_date, last_modified_date, \
-         search_name, search_ref_code, search_group_name, stacking) \
+         search_name, search_ref_code, search_group_name, stacking, time_zone) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::jsonb, $14::jsonb, \
-         $15, $16, $17, $18, $19, $20, $21, $22, $23::jsonb)",
+         $15, $16, $17, $18, $19, $20, $21, $22, $23::jsonb, $24)",
     )
     .bind(c.id)
     .bind(&c.project_id)
@@ -140,6 +141,7 @@ async fn try_insert(store: &PostgresStore, c: &Campaign, max: u64) -> Result<(),
     .bind(search.ref_code)
     .bind(search.group_name)
     .bind(stacking_json(c)?)
+    .bind(&c.time_zone)
     .execute(&mut *tx)
     .await
     .map_err(|e| write_conflict(e, c))?;
@@ -175,8 +177,8 @@ async fn try_update(store: &PostgresStore, c: &Campaign, expected: i64) -> Resul
          group_name = $10, quotas = $11::jsonb, rules = $12::jsonb, version = $13, \
          created_by = $14, last_modified_by = $15, created_date = $16, \
          last_modified_date = $17, search_name = $18, search_ref_code = $19, \
-         search_group_name = $20, stacking = $21::jsonb \
-         WHERE project_id = $22 AND id = $23",
+         search_group_name = $20, stacking = $21::jsonb, time_zone = $22 \
+         WHERE project_id = $23 AND id = $24",
     )
     .bind(&c.ref_code)
     .bind(&c.name)
@@ -199,6 +201,7 @@ async fn try_update(store: &PostgresStore, c: &Campaign, expected: i64) -> Resul
     .bind(search.ref_code)
     .bind(search.group_name)
     .bind(stacking_json(c)?)
+    .bind(&c.time_zone)
     .bind(&c.project_id)
     .bind(c.id)
     .execute(&mut *tx)

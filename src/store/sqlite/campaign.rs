@@ -20,7 +20,7 @@ use crate::Result;
 /// The columns a [`Campaign`] is read from, in [`campaign_from_row`]'s terms.
 const CAMPAIGN_COLUMNS: &str = "id, project_id, ref_code, name, description, image_url, \
      start_date, end_date, status, priority, channel, group_name, quotas, rules, version, \
-     created_by, last_modified_by, created_date, last_modified_date, stacking";
+     created_by, last_modified_by, created_date, last_modified_date, stacking, time_zone";
 
 /// A timestamp as stored: microseconds since the epoch (see the migration).
 pub(super) fn micros(t: DateTime<Utc>) -> i64 {
@@ -60,6 +60,7 @@ fn campaign_from_row(row: &SqliteRow) -> Result<Campaign> {
         channel: col(row, "channel")?,
         group_name: col(row, "group_name")?,
         stacking: stacking_from_json(col::<Option<String>>(row, "stacking")?.as_deref())?,
+        time_zone: col(row, "time_zone")?,
         quotas: quotas_from_json(&col::<String>(row, "quotas")?)?,
         rules: rules_from_json(&col::<String>(row, "rules")?)?,
         version: col(row, "version")?,
@@ -162,8 +163,8 @@ impl SqliteStore {
             "INSERT INTO campaign (id, project_id, ref_code, name, description, image_url, \
              start_date, end_date, status, priority, channel, group_name, quotas, rules, version, \
              created_by, last_modified_by, created_date, last_modified_date, \
-             search_name, search_ref_code, search_group_name, stacking) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             search_name, search_ref_code, search_group_name, stacking, time_zone) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )
         .bind(c.id.to_string())
         .bind(&c.project_id)
@@ -188,6 +189,7 @@ impl SqliteStore {
         .bind(search.ref_code)
         .bind(search.group_name)
         .bind(stacking_json(c)?)
+        .bind(&c.time_zone)
         .execute(&mut *w.tx)
         .await;
         match inserted {
@@ -226,7 +228,8 @@ impl SqliteStore {
              start_date = ?, end_date = ?, status = ?, priority = ?, channel = ?, group_name = ?, \
              quotas = ?, rules = ?, version = ?, created_by = ?, last_modified_by = ?, \
              created_date = ?, last_modified_date = ?, \
-             search_name = ?, search_ref_code = ?, search_group_name = ?, stacking = ? \
+             search_name = ?, search_ref_code = ?, search_group_name = ?, stacking = ?, \
+             time_zone = ? \
              WHERE project_id = ? AND id = ?",
         )
         .bind(&c.ref_code)
@@ -250,6 +253,7 @@ impl SqliteStore {
         .bind(search.ref_code)
         .bind(search.group_name)
         .bind(stacking_json(c)?)
+        .bind(&c.time_zone)
         .bind(&c.project_id)
         .bind(c.id.to_string())
         .execute(&mut *w.tx)

@@ -71,6 +71,7 @@ pub fn campaign(project: &str, ref_code: &str) -> Campaign {
             group: Some("spring".to_owned()),
             stop_after: false,
         }),
+        time_zone: Some("Asia/Bangkok".to_owned()),
         quotas: vec![
             Quota {
                 id: Some("q1".to_owned()),
