@@ -10,6 +10,7 @@
 //! `--database-url` (`ACCORD_DATABASE_URL`: `sqlite://FILE`, `postgres://…`
 //! or `memory:`), `--jwt-secret` (`ACCORD_JWT_SECRET`, HS256) or
 //! `--jwt-public-key-file` (`ACCORD_JWT_PUBLIC_KEY_FILE`, RS256/ES256 PEM),
+//! `--pseudonym-key` (`ACCORD_PSEUDONYM_KEY`, erasure's pseudonyms),
 //! `--demo`, and the connection bounds of `accord::http::ServeConfig`:
 //! `--max-connections` (`ACCORD_MAX_CONNECTIONS`), `--header-read-timeout`,
 //! `--body-read-timeout`, `--idle-timeout`, `--request-timeout` (seconds;
@@ -29,6 +30,7 @@ use std::time::Duration;
 
 use accord::admin::{self, Admin};
 use accord::campaign::CampaignInput;
+use accord::consent::erasure::PseudonymKey;
 use accord::consent::ContentQuery;
 use accord::http::{router, serve, Api, Auth, Claims, HttpStore, ServeConfig};
 use accord::store::memory::MemoryStore;
@@ -65,6 +67,12 @@ pub struct Args {
     /// PEM public key (RSA for RS256, P-256 for ES256) of the bearer tokens.
     #[arg(long, env = "ACCORD_JWT_PUBLIC_KEY_FILE")]
     pub jwt_public_key_file: Option<PathBuf>,
+    /// Key of the pseudonyms that replace an erased data subject (at least
+    /// 32 bytes; keep it secret and stable). Without it a random key is
+    /// generated at each start: erasure works, but the same person erased
+    /// twice across restarts gets two pseudonyms.
+    #[arg(long, env = "ACCORD_PSEUDONYM_KEY", hide_env_values = true)]
+    pub pseudonym_key: Option<String>,
     /// Load the sample data of the README walkthrough into project `demo`
     /// (idempotent: what is there already is left alone).
     #[arg(long)]
@@ -272,6 +280,23 @@ pub async fn start(
     })
 }
 
+/// The pseudonym key from the flags, or a random one (logged as such).
+fn pseudonym_key(args: &Args) -> Result<PseudonymKey, BoxError> {
+    if let Some(key) = &args.pseudonym_key {
+        return PseudonymKey::new(key.as_bytes()).ok_or_else(|| {
+            format!(
+                "--pseudonym-key must be at least {} bytes",
+                accord::consent::erasure::MIN_KEY_BYTES
+            )
+            .into()
+        });
+    }
+    tracing::warn!("no --pseudonym-key: erasure uses a random key until the server stops");
+    let mut bytes = [0u8; 32];
+    rand::thread_rng().fill_bytes(&mut bytes);
+    Ok(PseudonymKey::new(&bytes).unwrap_or_else(|| unreachable!("32 bytes")))
+}
+
 /// The token verifier from the flags; with none, a generated secret and a
 /// development token.
 fn auth(args: &Args) -> Result<(Auth, Option<Generated>), BoxError> {
@@ -310,7 +335,8 @@ async fn launch<S: HttpStore>(
     link_token: Option<Result<String, String>>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<Launched, BoxError> {
-    let api = Api::new(store, Arc::new(SystemClock), auth.clone());
+    let api = Api::new(store, Arc::new(SystemClock), auth.clone())
+        .with_pseudonym_key(pseudonym_key(args)?);
     if args.demo {
         load_demo(&api).await?;
     }

@@ -472,6 +472,7 @@ async fn demo_started_twice<S: ContentStore + CampaignStore>(
         database_url: url.to_owned(),
         jwt_secret: Some(load::new_secret()),
         jwt_public_key_file: None,
+        pseudonym_key: None,
         demo: true,
         serve: load::server::ServeFlags::default(),
     };

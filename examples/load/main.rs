@@ -168,6 +168,7 @@ pub async fn self_host(database_url: &str) -> Result<SelfHosted, BoxError> {
             database_url: database_url.to_owned(),
             jwt_secret: Some(secret),
             jwt_public_key_file: None,
+            pseudonym_key: None,
             demo: false,
             serve: server::ServeFlags::default(),
         },

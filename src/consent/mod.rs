@@ -157,6 +157,7 @@
 
 pub mod check;
 pub mod content;
+pub mod erasure;
 pub mod evidence;
 pub mod integrity;
 pub mod ledger;
@@ -172,4 +173,4 @@ pub use content::{
 };
 pub use model::*;
 pub use query::{ContentFilter, ContentQuery, ContentSort};
-pub use service::ConsentService;
+pub use service::{ConsentService, SubjectExport};

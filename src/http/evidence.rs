@@ -16,10 +16,12 @@ use serde::{Deserialize, Serialize};
 use super::campaign::{list_response, page_response};
 use super::content::ContentTypeName;
 use super::error::ApiError;
-use super::extract::{PathParams, QueryParams};
+use super::extract::{JsonBody, PathParams, QueryParams};
 use super::{Api, HttpStore};
+use crate::consent::erasure::ErasureReport;
 use crate::consent::evidence::{HistoryQuery, SubjectEvent};
 use crate::consent::ledger::LedgerReport;
+use crate::consent::SubjectExport;
 use crate::consent::{ContentRecord, Envelope, SubjectState};
 
 /// One stored version of a content record: its number beside the
@@ -298,4 +300,72 @@ pub(crate) async fn verify_ledger<S: HttpStore>(
     path: PathParams,
 ) -> Result<Json<LedgerReport>, ApiError> {
     Ok(Json(api.consent.verify_ledger(path.project()).await?))
+}
+
+/// The body of an export or an erasure.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SubjectRequest {
+    /// The data subject (required).
+    #[serde(default)]
+    pub data_subject: Option<String>,
+}
+
+impl SubjectRequest {
+    fn subject(&self) -> &str {
+        self.data_subject.as_deref().unwrap_or_default()
+    }
+}
+
+/// Everything held about a data subject in the project, as one JSON
+/// document (GDPR Art. 15 and 20, PDPA s.30 and 31): every version of
+/// their acceptances, their purpose events, their history, their state
+/// now, and every version of the consents and notices they were shown.
+#[utoipa::path(
+    post,
+    path = "/consent/api/projects/{projId}/subjects/export",
+    tag = "consent evidence",
+    params(("projId" = String, Path, description = "Project id")),
+    request_body(content = SubjectRequest, content_type = "application/json",
+        example = json!({"dataSubject": "u1"})),
+    responses((status = 200, description = "The export", body = SubjectExport)),
+    security(("bearer" = ["consent.audit"]))
+)]
+pub(crate) async fn export_subject<S: HttpStore>(
+    State(api): State<Api<S>>,
+    path: PathParams,
+    JsonBody(request): JsonBody<SubjectRequest>,
+) -> Result<Json<SubjectExport>, ApiError> {
+    Ok(Json(
+        api.consent
+            .export_subject(path.project(), request.subject())
+            .await?,
+    ))
+}
+
+/// Erases a data subject (GDPR Art. 17, PDPA s.33): their identifier is
+/// replaced by a keyed pseudonym, IP, device identifiers, user agent and
+/// notes are emptied; the proof that consent existed is kept and the
+/// ledger still verifies. Answers what was erased and what was kept. 409
+/// `erasure_not_configured` when the server has no pseudonym key.
+#[utoipa::path(
+    post,
+    path = "/consent/api/projects/{projId}/subjects/erase",
+    tag = "consent evidence",
+    params(("projId" = String, Path, description = "Project id")),
+    request_body(content = SubjectRequest, content_type = "application/json",
+        example = json!({"dataSubject": "u1"})),
+    responses((status = 200, description = "Erased", body = ErasureReport)),
+    security(("bearer" = ["consent.admin"]))
+)]
+pub(crate) async fn erase_subject<S: HttpStore>(
+    State(api): State<Api<S>>,
+    path: PathParams,
+    JsonBody(request): JsonBody<SubjectRequest>,
+) -> Result<Json<ErasureReport>, ApiError> {
+    Ok(Json(
+        api.consent
+            .erase_subject(path.project(), request.subject())
+            .await?,
+    ))
 }

@@ -127,6 +127,15 @@ impl<S: HttpStore> Api<S> {
         }
     }
 
+    /// The router with the key of erasure's pseudonyms (see
+    /// [`ConsentService::with_pseudonym_key`]); without one, erasure
+    /// answers 409 `erasure_not_configured`.
+    #[must_use]
+    pub fn with_pseudonym_key(mut self, key: crate::consent::erasure::PseudonymKey) -> Self {
+        self.consent = Arc::new((*self.consent).clone().with_pseudonym_key(key));
+        self
+    }
+
     /// The campaign service.
     pub fn campaigns(&self) -> &Arc<CampaignService<S>> {
         &self.campaigns
@@ -176,13 +185,14 @@ macro_rules! routes {
 }
 
 use scope::{
-    CAMPAIGN_ADMIN, CAMPAIGN_READ, CAMPAIGN_WRITE, CMS_READ, CMS_WRITE, CONSENT_AUDIT,
-    CONSENT_READ, CONSENT_WRITE,
+    CAMPAIGN_ADMIN, CAMPAIGN_READ, CAMPAIGN_WRITE, CMS_READ, CMS_WRITE, CONSENT_ADMIN,
+    CONSENT_AUDIT, CONSENT_READ, CONSENT_WRITE,
 };
 
 const CONSENT_R: Access = Access::Bearer(&[CONSENT_READ]);
 const CONSENT_W: Access = Access::Bearer(&[CONSENT_WRITE, CONSENT_READ]);
 const CONSENT_AUD: Access = Access::Bearer(&[CONSENT_AUDIT]);
+const CONSENT_ADM: Access = Access::Bearer(&[CONSENT_ADMIN]);
 const CMS_R: Access = Access::Bearer(&[CMS_READ]);
 const CMS_W: Access = Access::Bearer(&[CMS_WRITE]);
 const CAMPAIGN_R: Access = Access::Bearer(&[CAMPAIGN_READ]);
@@ -210,6 +220,8 @@ routes! {
 
     GET "/consent/api/projects/{projId}/subjects/history" CONSENT_AUD => evidence::subject_history::<S>;
     GET "/consent/api/projects/{projId}/subjects/state" CONSENT_AUD => evidence::subject_state::<S>;
+    POST "/consent/api/projects/{projId}/subjects/export" CONSENT_AUD => evidence::export_subject::<S>;
+    POST "/consent/api/projects/{projId}/subjects/erase" CONSENT_ADM => evidence::erase_subject::<S>;
     GET "/consent/api/projects/{projId}/ledger" CONSENT_AUD => evidence::ledger::<S>;
     GET "/consent/api/projects/{projId}/ledger/verify" CONSENT_AUD => evidence::verify_ledger::<S>;
 

@@ -35,6 +35,8 @@ use super::{campaign, consent, content, evidence, ops};
         evidence::content_version,
         evidence::subject_history,
         evidence::subject_state,
+        evidence::export_subject,
+        evidence::erase_subject,
         evidence::ledger,
         evidence::verify_ledger,
         campaign::search,
