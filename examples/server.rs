@@ -11,6 +11,7 @@
 //! or `memory:`), `--jwt-secret` (`ACCORD_JWT_SECRET`, HS256) or
 //! `--jwt-public-key-file` (`ACCORD_JWT_PUBLIC_KEY_FILE`, RS256/ES256 PEM),
 //! `--pseudonym-key` (`ACCORD_PSEUDONYM_KEY`, erasure's pseudonyms),
+//! `--receipt-key` (`ACCORD_RECEIPT_KEY`, the seed of the receipt signer),
 //! `--demo`, and the connection bounds of `accord::http::ServeConfig`:
 //! `--max-connections` (`ACCORD_MAX_CONNECTIONS`), `--header-read-timeout`,
 //! `--body-read-timeout`, `--idle-timeout`, `--request-timeout` (seconds;
@@ -31,7 +32,9 @@ use std::time::Duration;
 use accord::admin::{self, Admin};
 use accord::campaign::CampaignInput;
 use accord::consent::erasure::PseudonymKey;
+use accord::consent::receipt::Controller;
 use accord::consent::ContentQuery;
+use accord::http::receipt::ReceiptSigner;
 use accord::http::{router, serve, Api, Auth, Claims, HttpStore, ServeConfig};
 use accord::store::memory::MemoryStore;
 use accord::store::postgres::PostgresStore;
@@ -73,6 +76,12 @@ pub struct Args {
     /// twice across restarts gets two pseudonyms.
     #[arg(long, env = "ACCORD_PSEUDONYM_KEY", hide_env_values = true)]
     pub pseudonym_key: Option<String>,
+    /// The Ed25519 key that signs consent receipts: its 32-byte seed in hex.
+    /// Without it a random key is used until the server stops (receipts
+    /// issued before a restart then no longer verify against
+    /// `/.well-known/jwks.json`).
+    #[arg(long, env = "ACCORD_RECEIPT_KEY", hide_env_values = true)]
+    pub receipt_key: Option<String>,
     /// Load the sample data of the README walkthrough into project `demo`
     /// (idempotent: what is there already is left alone).
     #[arg(long)]
@@ -280,6 +289,29 @@ pub async fn start(
     })
 }
 
+/// The receipt signer from the flags, or one with a random key (logged as
+/// such).
+fn receipt_signer(args: &Args) -> Result<ReceiptSigner, BoxError> {
+    let mut seed = [0u8; 32];
+    if let Some(hex) = &args.receipt_key {
+        let bytes: Option<Vec<u8>> = (hex.len() == 64)
+            .then(|| {
+                (0..32)
+                    .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok())
+                    .collect()
+            })
+            .flatten();
+        let bytes = bytes.ok_or("--receipt-key must be 64 hex digits (a 32-byte Ed25519 seed)")?;
+        seed.copy_from_slice(&bytes);
+    } else {
+        tracing::warn!(
+            "no --receipt-key: receipts are signed with a random key until the server stops"
+        );
+        rand::thread_rng().fill_bytes(&mut seed);
+    }
+    Ok(ReceiptSigner::from_seed(&seed)?)
+}
+
 /// The pseudonym key from the flags, or a random one (logged as such).
 fn pseudonym_key(args: &Args) -> Result<PseudonymKey, BoxError> {
     if let Some(key) = &args.pseudonym_key {
@@ -336,7 +368,8 @@ async fn launch<S: HttpStore>(
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<Launched, BoxError> {
     let api = Api::new(store, Arc::new(SystemClock), auth.clone())
-        .with_pseudonym_key(pseudonym_key(args)?);
+        .with_pseudonym_key(pseudonym_key(args)?)
+        .with_receipt_signer(receipt_signer(args)?, Controller::default());
     if args.demo {
         load_demo(&api).await?;
     }

@@ -473,6 +473,7 @@ async fn demo_started_twice<S: ContentStore + CampaignStore>(
         jwt_secret: Some(load::new_secret()),
         jwt_public_key_file: None,
         pseudonym_key: None,
+        receipt_key: None,
         demo: true,
         serve: load::server::ServeFlags::default(),
     };

@@ -101,7 +101,16 @@ impl<S: HttpStore> Wire<S> {
 async fn serve<S: HttpStore>(store: Arc<S>, project: &str) -> Wire<S> {
     let clock = Arc::new(ManualClock::new(t0()));
     let api = Api::new(store, clock.clone(), Auth::hs256(SECRET).unwrap())
-        .with_pseudonym_key(PseudonymKey::new(&[42; 32]).unwrap());
+        .with_pseudonym_key(PseudonymKey::new(&[42; 32]).unwrap())
+        .with_receipt_signer(
+            accord::http::receipt::ReceiptSigner::from_seed(&[9; 32]).unwrap(),
+            accord::consent::receipt::Controller {
+                pii_controller: "Example Co.".into(),
+                contact: "privacy@example.com".into(),
+                jurisdiction: "TH".into(),
+                policy_url: "https://example.com/privacy".into(),
+            },
+        );
     let (base, client) = listen(api.clone()).await;
     Wire {
         base,
@@ -856,4 +865,99 @@ async fn postgres_erasure_leaves_no_identifier_in_the_rows() {
     assert!(all.contains("u2"), "the search sees the rows");
     assert!(!all.contains(ALICE), "the identifier is still in a row");
     assert!(!all.contains("0812345678"), "a note is still in a row");
+}
+
+/// Receipts: fetched again byte for byte, signed with the published key,
+/// in the ledger; one changed byte fails.
+async fn receipts_verify<S: HttpStore>(store: Arc<S>, project: &str) {
+    use accord::http::receipt::{receipt_in_ledger, verify_receipt, ReceiptError};
+    let w = serve(store, project).await;
+    ledger_story(&w).await;
+    let (history, _) = w.json(&w.c("/subjects/history?dataSubject=u1")).await;
+    let acceptance = history[0]["recordId"].as_str().unwrap().to_owned();
+    let (signed, _) = w
+        .json(&w.c(&format!("/receipts/{acceptance}?version=1")))
+        .await;
+    let (again, _) = w
+        .json(&w.c(&format!("/receipts/{acceptance}?version=1")))
+        .await;
+    assert_eq!(signed, again, "a receipt is fetched again unchanged");
+    let (latest, _) = w.json(&w.c(&format!("/receipts/{acceptance}"))).await;
+    assert_eq!(latest["receipt"]["status"], "WITHDRAWN");
+    assert_eq!(latest["receiptId"], format!("{acceptance}.2"));
+    let receipt = &signed["receipt"];
+    assert_eq!(receipt["version"], "KI-CR-v1.1.0");
+    assert_eq!(receipt["status"], "ACCEPTED");
+    assert_eq!(receipt["jurisdiction"], "TH");
+    assert_eq!(receipt["piiControllers"][0]["piiController"], "Example Co.");
+    assert_eq!(receipt["services"][0]["service"], "shop");
+    assert_eq!(receipt["services"][0]["purposes"][1]["purpose"], "sms");
+    assert_eq!(receipt["consentRevision"], 1);
+    assert_eq!(receipt["privacyNoticeRevision"], 1);
+    assert_eq!(receipt["ledgerPosition"], 1);
+    assert!(!signed.to_string().contains("u1"), "{signed}");
+
+    // The published key verifies it; the ledger export contains it.
+    let res = w
+        .client
+        .get(format!("{}/.well-known/jwks.json", w.base))
+        .send()
+        .await
+        .unwrap();
+    let (status, jwks) = parts(res).await;
+    assert_eq!(status, 200);
+    assert_eq!(jwks["keys"][0]["crv"], "Ed25519");
+    let x = base64::Engine::decode(
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+        jwks["keys"][0]["x"].as_str().unwrap(),
+    )
+    .unwrap();
+    let jws = signed["jws"].as_str().unwrap();
+    let checked = verify_receipt(jws, &x).unwrap();
+    assert_eq!(serde_json::to_value(&checked).unwrap(), *receipt);
+    let file = w.get(&w.c("/ledger")).await.text().await.unwrap();
+    receipt_in_ledger(&checked, file.lines(), None).unwrap();
+
+    // One changed byte, anywhere: refused.
+    for i in [0, jws.len() / 2, jws.len() - 2] {
+        let mut bytes = jws.as_bytes().to_vec();
+        bytes[i] = if bytes[i] == b'A' { b'B' } else { b'A' };
+        let forged = String::from_utf8(bytes).unwrap();
+        assert!(verify_receipt(&forged, &x).is_err(), "byte {i} changed");
+    }
+    // A receipt whose ledger entry was changed is not in the ledger.
+    let changed = file.replacen("\"status\":\"ACCEPTED\"", "\"status\":\"WITHDRAWN\"", 1);
+    assert!(matches!(
+        receipt_in_ledger(&checked, changed.lines(), None),
+        Err(ReceiptError::NotInLedger(_))
+    ));
+    let mut other = checked.clone();
+    other.ledger_position = 2;
+    assert!(receipt_in_ledger(&other, file.lines(), None).is_err());
+    problem(
+        w.get(&w.c("/receipts/nope")).await,
+        404,
+        "content_not_found",
+    )
+    .await;
+    problem(
+        w.get(&w.c(&format!("/receipts/{acceptance}?version=0")))
+            .await,
+        400,
+        "invalid_parameter",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn memory_receipts_verify() {
+    receipts_verify(Arc::new(MemoryStore::new()), "receipts").await;
+}
+
+#[tokio::test]
+async fn sqlite_receipts_verify() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("receipts.db");
+    let store = Arc::new(SqliteStore::open(path.to_str().unwrap()).await.unwrap());
+    receipts_verify(store, "receipts").await;
 }

@@ -169,6 +169,7 @@ pub async fn self_host(database_url: &str) -> Result<SelfHosted, BoxError> {
             jwt_secret: Some(secret),
             jwt_public_key_file: None,
             pseudonym_key: None,
+            receipt_key: None,
             demo: false,
             serve: server::ServeFlags::default(),
         },

@@ -163,6 +163,7 @@ pub mod integrity;
 pub mod ledger;
 pub mod model;
 pub mod query;
+pub mod receipt;
 pub mod rules;
 pub mod service;
 pub mod validate;

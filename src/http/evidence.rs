@@ -21,6 +21,7 @@ use super::{Api, HttpStore};
 use crate::consent::erasure::ErasureReport;
 use crate::consent::evidence::{HistoryQuery, SubjectEvent};
 use crate::consent::ledger::LedgerReport;
+use crate::consent::receipt::{self, ConsentReceipt, EntryRef};
 use crate::consent::SubjectExport;
 use crate::consent::{ContentRecord, Envelope, SubjectState};
 
@@ -368,4 +369,88 @@ pub(crate) async fn erase_subject<S: HttpStore>(
             .erase_subject(path.project(), request.subject())
             .await?,
     ))
+}
+
+/// A consent receipt as served: the signed JWS and, for reading, its
+/// payload.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SignedReceipt {
+    /// `<acceptance id>.<version>`.
+    pub receipt_id: String,
+    /// The receipt as a compact JWS (EdDSA / Ed25519); the key is at
+    /// `/.well-known/jwks.json`.
+    pub jws: String,
+    /// The JWS payload, decoded.
+    pub receipt: ConsentReceipt,
+}
+
+/// The signed consent receipt of an acceptance (its latest version, or
+/// `version`): Kantara Consent Receipt v1.1 fields, the notice and consent
+/// revisions, and the ledger position and hash of the event. The same
+/// receipt is returned byte for byte every time. 409
+/// `receipts_not_configured` without a signing key; 404 when the
+/// acceptance has no ledger entry.
+#[utoipa::path(
+    get,
+    path = "/consent/api/projects/{projId}/receipts/{id}",
+    tag = "consent evidence",
+    params(
+        ("projId" = String, Path, description = "Project id"),
+        ("id" = String, Path, description = "Acceptance id"),
+        ("version" = Option<i64>, Query, description = "Acceptance version (default: the latest)"),
+    ),
+    responses((status = 200, description = "The receipt", body = SignedReceipt)),
+    security(("bearer" = ["consent.r"]))
+)]
+pub(crate) async fn receipt<S: HttpStore>(
+    State(api): State<Api<S>>,
+    path: PathParams,
+    query: QueryParams,
+) -> Result<Json<SignedReceipt>, ApiError> {
+    query.allow(&["version"], |_| false)?;
+    let version = match query.one("version")? {
+        None => None,
+        Some(v) => Some(v.parse::<i64>().ok().filter(|n| *n >= 1).ok_or_else(|| {
+            ApiError::invalid_parameter("version", "expected a whole number from 1")
+        })?),
+    };
+    let Some((signer, controller)) = api.receipts.as_deref() else {
+        return Err(crate::Error::conflict(
+            "receipts_not_configured",
+            "receipts need a signing key in the server's configuration",
+        )
+        .into());
+    };
+    let (record, entry) = api
+        .consent
+        .acceptance_with_entry(path.project(), path.get("id"), version)
+        .await?;
+    let entry = entry.as_deref().and_then(EntryRef::parse).ok_or_else(|| {
+        crate::Error::not_found(
+            "receipt_not_found",
+            "this acceptance was recorded before the ledger and has no receipt",
+        )
+    })?;
+    let receipt = receipt::for_acceptance(&record, &entry, controller);
+    Ok(Json(SignedReceipt {
+        receipt_id: receipt.consent_receipt_id.clone(),
+        jws: signer.sign(&receipt),
+        receipt,
+    }))
+}
+
+/// The public keys of receipt signatures, as a JWK set (RFC 7517; an
+/// Ed25519 key is `OKP`, RFC 8037). Empty without a signing key.
+#[utoipa::path(
+    get,
+    path = "/.well-known/jwks.json",
+    tag = "operations",
+    responses((status = 200, description = "The JWK set", body = Object))
+)]
+pub(crate) async fn jwks<S: HttpStore>(State(api): State<Api<S>>) -> Json<serde_json::Value> {
+    Json(match api.receipts.as_deref() {
+        Some((signer, _)) => signer.jwks(),
+        None => serde_json::json!({"keys": []}),
+    })
 }

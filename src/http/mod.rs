@@ -47,6 +47,7 @@ mod evidence;
 mod extract;
 mod openapi;
 mod ops;
+pub mod receipt;
 mod serve;
 
 use std::sync::Arc;
@@ -82,6 +83,7 @@ pub struct Api<S> {
     consent: Arc<ConsentService<S>>,
     store: Arc<S>,
     auth: Arc<Auth>,
+    receipts: Option<Arc<(receipt::ReceiptSigner, crate::consent::receipt::Controller)>>,
 }
 
 impl<S> Clone for Api<S> {
@@ -91,6 +93,7 @@ impl<S> Clone for Api<S> {
             consent: Arc::clone(&self.consent),
             store: Arc::clone(&self.store),
             auth: Arc::clone(&self.auth),
+            receipts: self.receipts.clone(),
         }
     }
 }
@@ -124,6 +127,7 @@ impl<S: HttpStore> Api<S> {
             campaigns,
             consent,
             auth: Arc::new(auth),
+            receipts: None,
         }
     }
 
@@ -133,6 +137,19 @@ impl<S: HttpStore> Api<S> {
     #[must_use]
     pub fn with_pseudonym_key(mut self, key: crate::consent::erasure::PseudonymKey) -> Self {
         self.consent = Arc::new((*self.consent).clone().with_pseudonym_key(key));
+        self
+    }
+
+    /// The router with the key that signs consent receipts and the
+    /// controller they name; without one, receipts answer 409
+    /// `receipts_not_configured` and the JWK set is empty.
+    #[must_use]
+    pub fn with_receipt_signer(
+        mut self,
+        signer: receipt::ReceiptSigner,
+        controller: crate::consent::receipt::Controller,
+    ) -> Self {
+        self.receipts = Some(Arc::new((signer, controller)));
         self
     }
 
@@ -203,6 +220,7 @@ routes! {
     GET "/healthz" Access::Public => ops::healthz;
     GET "/readyz" Access::Public => ops::readyz::<S>;
     GET "/openapi.json" Access::Public => ops::openapi_json;
+    GET "/.well-known/jwks.json" Access::Public => evidence::jwks::<S>;
 
     GET "/bff/api/consent/projects/{projId}/to-accept" CONSENT_R => consent::to_accept::<S>;
     GET "/bff/api/consent/projects/{projId}/privacy-notice/{id}" CONSENT_R => consent::privacy_notice::<S>;
@@ -222,6 +240,7 @@ routes! {
     GET "/consent/api/projects/{projId}/subjects/state" CONSENT_AUD => evidence::subject_state::<S>;
     POST "/consent/api/projects/{projId}/subjects/export" CONSENT_AUD => evidence::export_subject::<S>;
     POST "/consent/api/projects/{projId}/subjects/erase" CONSENT_ADM => evidence::erase_subject::<S>;
+    GET "/consent/api/projects/{projId}/receipts/{id}" CONSENT_R => evidence::receipt::<S>;
     GET "/consent/api/projects/{projId}/ledger" CONSENT_AUD => evidence::ledger::<S>;
     GET "/consent/api/projects/{projId}/ledger/verify" CONSENT_AUD => evidence::verify_ledger::<S>;
 

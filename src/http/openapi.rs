@@ -37,6 +37,8 @@ use super::{campaign, consent, content, evidence, ops};
         evidence::subject_state,
         evidence::export_subject,
         evidence::erase_subject,
+        evidence::receipt,
+        evidence::jwks,
         evidence::ledger,
         evidence::verify_ledger,
         campaign::search,

@@ -52,6 +52,7 @@ pub fn serve_child() {
                 jwt_secret: Some(job.secret.clone()),
                 jwt_public_key_file: None,
                 pseudonym_key: None,
+                receipt_key: None,
                 demo: false,
                 serve: crate::load::server::ServeFlags::default(),
             },

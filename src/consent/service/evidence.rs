@@ -18,6 +18,9 @@ use crate::{Error, Result};
 
 /// `dataSubject` is required and within its length limit (as on the
 /// application-facing reads).
+/// Ledger entries read per store call when scanning a ledger.
+const LEDGER_BATCH: u32 = 10_000;
+
 fn check_subject(data_subject: &str) -> Result<()> {
     validate::subject_query("-", data_subject).into_result()
 }
@@ -184,6 +187,51 @@ impl<S: ConsentStore> ConsentService<S> {
         }
         let report = ledger::verify(texts.iter().map(String::as_str), head.as_ref());
         Ok(report)
+    }
+
+    /// The acceptance version `version` (the latest when `None`) of
+    /// acceptance `id`, and its ledger entry (`None` when the ledger has
+    /// none: a record from before the ledger). Unknown acceptance or
+    /// version: 404 `content_not_found`.
+    pub async fn acceptance_with_entry(
+        &self,
+        project: &str,
+        id: &str,
+        version: Option<i64>,
+    ) -> Result<(ContentRecord, Option<String>)> {
+        let versions = self
+            .content_versions(project, ContentType::ConsentAcceptance.as_str(), id)
+            .await?;
+        let record = match version {
+            None => versions.into_iter().last(),
+            Some(v) => versions.into_iter().find(|r| r.version == v),
+        }
+        .ok_or_else(|| {
+            Error::not_found(
+                "content_not_found",
+                format!("acceptance {id:?} has no such version"),
+            )
+        })?;
+        let mut after = 0;
+        loop {
+            let batch = self
+                .store
+                .ledger_entries(project, after, LEDGER_BATCH)
+                .await?;
+            let Some(last) = batch.last() else {
+                return Ok((record, None));
+            };
+            after = last.position;
+            let full = batch.len() == LEDGER_BATCH as usize;
+            for e in batch {
+                if ledger::entry_is_of(&e.text, "consentAcceptance", &record.id, record.version) {
+                    return Ok((record, Some(e.text)));
+                }
+            }
+            if !full {
+                return Ok((record, None));
+            }
+        }
     }
 
     /// Everything held about a data subject in a project, as one document
