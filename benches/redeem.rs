@@ -55,6 +55,7 @@ fn campaign(project: &str) -> Campaign {
         priority: 1,
         channel: None,
         group_name: None,
+        stacking: None,
         quotas: Vec::new(),
         rules: Vec::new(),
         project_id: project.into(),
@@ -98,6 +99,7 @@ fn plan(c: &Campaign, n: u64, hot: bool) -> RedemptionPlan {
                     internal_action: false,
                     action_ref: "a1".into(),
                     data: Vec::new(),
+                    ..Then::default()
                 },
             }],
             quotas,

@@ -119,9 +119,10 @@
 //! | `postgres` (default) | a store on PostgreSQL, for many server instances sharing one database |
 //! | `http` (default) | `accord::http`: an axum router exposing the wire API, with JWT auth and OpenAPI |
 //! | `admin` (default) | `accord::admin`: the admin console, a server-rendered web interface at `/admin/` |
+//! | `cli` (default) | the `accord` command (`serve`, `migrate`, `token`) and `accord::cli` |
 //!
-//! The defaults include what `cargo run --example server` needs, so that it
-//! runs with no flags. A program that wants the core alone depends on
+//! The defaults include what the `accord` command needs, so that
+//! `cargo run --release` runs the server with no flags. A program that wants the core alone depends on
 //! `accord = { default-features = false, features = ["memory"] }`.
 #![forbid(unsafe_code)]
 // No unwrap on caller data: the library uses `expect` naming the invariant.
@@ -131,6 +132,8 @@
 #[cfg(feature = "admin")]
 pub mod admin;
 pub mod campaign;
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod clock;
 pub mod condition;
 pub mod consent;

@@ -114,8 +114,6 @@ pub enum Scalar {
     Text(String),
     /// Sent as a JSON number (kept in serde_json's exact text form).
     Number(serde_json::Number),
-    /// Sent as a JSON boolean.
-    Bool(bool),
 }
 
 impl Scalar {
@@ -124,16 +122,12 @@ impl Scalar {
         match self {
             Scalar::Text(s) => std::borrow::Cow::Borrowed(s),
             Scalar::Number(n) => std::borrow::Cow::Owned(n.to_string()),
-            Scalar::Bool(b) => std::borrow::Cow::Borrowed(if *b { "true" } else { "false" }),
         }
     }
 
     /// The value as a Decimal, when it is one (`"10.50"`, `10.5`, `1e3`).
     pub fn to_decimal(&self) -> Option<Decimal> {
-        match self {
-            Scalar::Bool(_) => None,
-            _ => parse_decimal(&self.as_text()),
-        }
+        parse_decimal(&self.as_text())
     }
 }
 
@@ -172,7 +166,6 @@ impl Serialize for Scalar {
         match self {
             Scalar::Text(t) => s.serialize_str(t),
             Scalar::Number(n) => n.serialize(s),
-            Scalar::Bool(b) => s.serialize_bool(*b),
         }
     }
 }
@@ -182,7 +175,8 @@ impl<'de> Deserialize<'de> for Scalar {
         match serde_json::Value::deserialize(d)? {
             serde_json::Value::String(s) => Ok(Scalar::Text(s)),
             serde_json::Value::Number(n) => Ok(Scalar::Number(n)),
-            serde_json::Value::Bool(b) => Ok(Scalar::Bool(b)),
+            // A boolean is no price, quantity or code: refused as a value
+            // of the wrong type (400 naming the field), as the schema says.
             other => Err(serde::de::Error::custom(format_args!(
                 "expected a string or a number, found {}",
                 json_kind(&other)
@@ -198,9 +192,8 @@ impl utoipa::PartialSchema for Scalar {
         OneOfBuilder::new()
             .item(ObjectBuilder::new().schema_type(Type::String))
             .item(ObjectBuilder::new().schema_type(Type::Number))
-            .item(ObjectBuilder::new().schema_type(Type::Boolean))
             .description(Some(
-                "A string or a number (numbers may be sent either way).",
+                "A string or a JSON number (a decimal may be sent either way; a number is read with its exact decimal text, never through binary floating point). A string that is not a decimal makes every NUMBER condition on it false.",
             ))
             .into()
     }
@@ -409,17 +402,18 @@ mod tests {
 
     #[test]
     fn scalar_keeps_form_and_parses_decimals() {
-        let v: Vec<Scalar> = serde_json::from_str(r#"["10.50", 10.5, 3, "abc", true]"#).unwrap();
+        let v: Vec<Scalar> = serde_json::from_str(r#"["10.50", 10.5, 3, "abc"]"#).unwrap();
         assert_eq!(v[0].to_decimal(), Some(dec!("10.50")));
         assert_eq!(v[1].to_decimal(), Some(dec!("10.5")));
         assert_eq!(v[2].to_decimal(), Some(dec!("3")));
         assert_eq!(v[3].to_decimal(), None);
-        assert_eq!(v[4].to_decimal(), None);
         assert_eq!(
             serde_json::to_string(&v).unwrap(),
-            r#"["10.50",10.5,3,"abc",true]"#
+            r#"["10.50",10.5,3,"abc"]"#
         );
         assert!(serde_json::from_str::<Scalar>("null").is_err());
+        let err = serde_json::from_str::<Scalar>("true").unwrap_err();
+        assert!(err.to_string().contains("found a boolean"), "{err}");
         assert!(serde_json::from_str::<Scalar>("[1]").is_err());
     }
 

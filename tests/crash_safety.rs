@@ -18,7 +18,7 @@
 //!
 //! Also: two servers started with `--demo` at the same moment on one
 //! database load the sample data once.
-#![cfg(all(feature = "http", feature = "sqlite", feature = "postgres"))]
+#![cfg(feature = "cli")]
 #![allow(clippy::unwrap_used)]
 
 #[path = "../examples/load/main.rs"]
@@ -472,10 +472,9 @@ async fn demo_started_twice<S: ContentStore + CampaignStore>(
         database_url: url.to_owned(),
         jwt_secret: Some(load::new_secret()),
         jwt_public_key_file: None,
-        pseudonym_key: None,
-        receipt_key: None,
         demo: true,
         serve: load::server::ServeFlags::default(),
+        ..Default::default()
     };
     let (a, b) = tokio::join!(
         Box::pin(load::server::start(args(), std::future::pending())),

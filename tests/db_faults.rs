@@ -10,7 +10,7 @@
 //!   it forwards again.
 //! - SQLite: another connection holds the write lock past the busy
 //!   timeout; reads go on meanwhile.
-#![cfg(all(feature = "http", feature = "sqlite", feature = "postgres"))]
+#![cfg(feature = "cli")]
 #![allow(clippy::unwrap_used)]
 
 #[path = "../examples/load/main.rs"]

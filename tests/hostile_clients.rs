@@ -12,7 +12,7 @@
 //!   answer was a 5xx, each abandoned redeem's key gets its redemption, and
 //!   quota usage equals the committed redemptions — on SQLite and on
 //!   PostgreSQL.
-#![cfg(all(feature = "http", feature = "sqlite", feature = "postgres"))]
+#![cfg(feature = "cli")]
 #![allow(clippy::unwrap_used)]
 
 mod http_support;

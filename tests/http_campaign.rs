@@ -412,3 +412,281 @@ async fn operations_routes() {
     assert_eq!(status, 200);
     assert!(doc["openapi"].as_str().unwrap().starts_with("3.1"));
 }
+
+/// Nested under a prefix in a host's app (`.nest("/promo", router)`), the
+/// router's self links carry the prefix, and lead to what was created.
+#[tokio::test]
+async fn self_links_are_right_when_the_router_is_nested() {
+    use accord::http::{router, Api, Auth};
+    use accord::store::memory::MemoryStore;
+    use std::sync::Arc;
+    let api = Api::new(
+        Arc::new(MemoryStore::new()),
+        Arc::new(accord::ManualClock::new(http_support::t0())),
+        Auth::hs256(http_support::SECRET).unwrap(),
+    );
+    let app = axum::Router::new()
+        .route("/", axum::routing::get(|| async { "host" }))
+        .nest("/promo", router(api));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let base = format!("http://{addr}");
+    let token = http_support::token(accord::http::scope::ALL, &[P]);
+    let client = reqwest::Client::new();
+
+    let res = client
+        .post(format!("{base}/promo/campaign/api/projects/{P}/campaigns"))
+        .bearer_auth(&token)
+        .json(&http_support::fixture("marketplace"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 201);
+    let location = res.headers()["location"].to_str().unwrap().to_owned();
+    assert!(
+        location.starts_with(&format!("/promo/campaign/api/projects/{P}/campaigns/")),
+        "{location}"
+    );
+    let got = client
+        .get(format!("{base}{location}"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(got.status(), 200);
+
+    let res = client
+        .post(format!(
+            "{base}/promo/cms/api/projects/{P}/c/svc-privacy-notice-v1"
+        ))
+        .bearer_auth(&token)
+        .json(&json!({"data": {"name": "Draft notice", "revision": 1, "status": "DRAFT"}}))
+        .send()
+        .await
+        .unwrap();
+    let status = res.status();
+    let location = res
+        .headers()
+        .get("location")
+        .map(|l| l.to_str().unwrap().to_owned());
+    assert_eq!(status, 201, "{:?}", res.text().await);
+    let location = location.unwrap();
+    assert!(
+        location.starts_with(&format!(
+            "/promo/cms/api/projects/{P}/c/svc-privacy-notice-v1/"
+        )),
+        "{location}"
+    );
+    let got = client
+        .get(format!("{base}{location}"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(got.status(), 200);
+}
+
+#[tokio::test]
+async fn capped_discount_is_allocated_to_lines_in_search_and_redeem() {
+    let s = start().await;
+    let created = s.create("cart_cap").await;
+    assert_eq!(
+        created["rules"][0]["then"][0]["cap"]["max"], "300",
+        "written back as an exact decimal string"
+    );
+    assert_eq!(created["rules"][0]["then"][0]["allocate"], "PROPORTIONAL");
+    let cart = json!({"totalPrice": "1000", "currency": "THB", "items": [
+        {"sku": "A", "amount": 1, "price": "500"},
+        {"sku": "B", "amount": 2, "price": "166.67"},
+        {"sku": "C", "amount": 1, "price": "166.66"}
+    ]});
+    let (status, found) = parts(
+        s.req(Method::POST, &s.campaign_url("/search"))
+            .json(&json!({"cart": cart}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200, "{found}");
+    let action = &found["actions"][0]["action"];
+    assert_eq!(
+        action["data"][0]["value"], "200",
+        "20% of 1000, under the cap"
+    );
+    assert_eq!(
+        action["allocation"],
+        json!([
+            {"line": 0, "sku": "A", "amount": "100.00"},
+            {"line": 1, "sku": "B", "amount": "66.67"},
+            {"line": 2, "sku": "C", "amount": "33.33"}
+        ])
+    );
+    assert!(action.get("capped").is_none());
+
+    let big = json!({"totalPrice": "2000", "currency": "THB", "items": [
+        {"sku": "A", "price": "1000"}, {"sku": "B", "price": "1000"}]});
+    let url = s.campaign_url("/redeem/campaign-code");
+    let (status, r) = parts(
+        s.req(Method::POST, &url)
+            .json(&json!({"campaignCode": "CART20", "cart": big}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 201, "{r}");
+    let then = &r["actionTxs"][0]["then"];
+    assert_eq!(then["data"][0]["value"], "300");
+    assert_eq!(then["capped"], json!({"original": "400", "by": "MAX"}));
+    assert_eq!(then["allocation"][0]["amount"], "150.00");
+    assert_eq!(
+        r["quotas"][0]["amount"], 300,
+        "the quota counts the capped amount"
+    );
+    let id = r["id"].as_str().unwrap();
+    let (_, listed) = parts(
+        s.req(
+            Method::GET,
+            &s.campaign_url("/redemptions?campaignCode=CART20"),
+        )
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(listed[0]["id"], id);
+    assert_eq!(listed[0]["actionTxs"][0]["then"], *then, "kept as returned");
+
+    // Without a currency the allocation cannot be made: 422, not a guess.
+    let res = s
+        .req(Method::POST, &url)
+        .json(&json!({"campaignCode": "CART20", "cart": {"totalPrice": "900", "items": [{"price": "900"}]}}))
+        .send()
+        .await
+        .unwrap();
+    problem(res, 422, "currency_unknown").await;
+
+    let mut bad = http_support::fixture("cart_cap");
+    bad["refCode"] = json!("BAD");
+    bad["rules"][0]["then"][0]["cap"] = json!({"max": -5, "scope": "LINE"});
+    bad["rules"][0]["then"][0]["allocate"] = json!("EVEN");
+    let res = s
+        .req(Method::POST, &s.campaign_url("/campaigns"))
+        .json(&bad)
+        .send()
+        .await
+        .unwrap();
+    let p = problem(res, 422, "validation_failed").await;
+    let fields: Vec<&str> = p["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["field"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            "rules[0].then[0].allocate",
+            "rules[0].then[0].cap.max",
+            "rules[0].then[0].cap.scope"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn stacking_over_http() {
+    let s = start().await;
+    let campaign = |code: &str, priority: i32, stacking: Value| {
+        let mut c = json!({
+            "name": code, "refCode": code, "priority": priority,
+            "startDate": "2026-01-01T00:00:00Z", "endDate": "2027-01-01T00:00:00Z",
+            "rules": [{"name": "r", "when": [], "then": [{"action": "DISCOUNT",
+                "data": [{"attribute": "amount", "value": "5"}]}]}]
+        });
+        if !stacking.is_null() {
+            c["stacking"] = stacking;
+        }
+        c
+    };
+    let create = |body: Value| {
+        s.req(Method::POST, &s.campaign_url("/campaigns"))
+            .json(&body)
+            .send()
+    };
+    let (status, plain) = parts(create(campaign("PLAIN", 1, Value::Null)).await.unwrap()).await;
+    assert_eq!(status, 201);
+    assert!(
+        plain.get("stacking").is_none(),
+        "absent stays absent: {plain}"
+    );
+    let (status, vip) = parts(
+        create(campaign("VIP", 2, json!({"exclusive": true})))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 201);
+    assert_eq!(
+        vip["stacking"],
+        json!({"exclusive": true, "stopAfter": false})
+    );
+
+    let (status, found) = parts(
+        s.req(Method::POST, &s.campaign_url("/search?explain=true"))
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200, "{found}");
+    assert_eq!(found["actions"].as_array().unwrap().len(), 1);
+    assert_eq!(found["actions"][0]["campaign"]["refCode"], "PLAIN");
+    let why = &found["explain"][0];
+    assert_eq!(
+        (&why["refCode"], &why["reason"], &why["suppressedBy"]),
+        (&json!("VIP"), &json!("exclusive_campaign"), &json!("PLAIN"))
+    );
+
+    let url = s.campaign_url("/redeem/campaign-code");
+    let res = s
+        .req(Method::POST, &url)
+        .json(&json!({"campaignCode": "VIP", "withCampaigns": ["PLAIN"]}))
+        .send()
+        .await
+        .unwrap();
+    let p = problem(res, 409, "stacking_conflict").await;
+    assert!(p["detail"].as_str().unwrap().contains("exclusive"), "{p}");
+    let res = s
+        .req(Method::POST, &url)
+        .json(&json!({"campaignCode": "VIP", "withCampaigns": ["NOPE"]}))
+        .send()
+        .await
+        .unwrap();
+    let p = problem(res, 422, "unknown_campaign").await;
+    assert_eq!(p["errors"][0]["field"], "withCampaigns[0]");
+    let res = s
+        .req(Method::POST, &url)
+        .json(&json!({"campaignCode": "VIP"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 201, "alone, the exclusive campaign redeems");
+
+    let mut bad = campaign(
+        "BAD",
+        1,
+        json!({"group": "x".repeat(200), "exclusive": "yes"}),
+    );
+    bad["stacking"]["exclusive"] = json!(true);
+    let res = s
+        .req(Method::POST, &s.campaign_url("/campaigns"))
+        .json(&bad)
+        .send()
+        .await
+        .unwrap();
+    let p = problem(res, 422, "validation_failed").await;
+    assert_eq!(p["errors"][0]["field"], "stacking.group");
+}

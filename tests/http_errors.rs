@@ -67,6 +67,38 @@ async fn malformed_json_and_wrong_types_are_400() {
     assert_eq!(p["errors"][0]["field"], "attribute");
     let p = problem(send("[]").await.unwrap(), 400, "invalid_json").await;
     assert_eq!(p["errors"][0]["field"], "");
+    // Cart numbers and codes are strings or numbers: a boolean is refused,
+    // as the OpenAPI schema says, for search and redeem alike.
+    for (body, field) in [
+        (r#"{"cart": {"totalPrice": true}}"#, "cart.totalPrice"),
+        (r#"{"cart": {"currency": false}}"#, "cart.currency"),
+        (
+            r#"{"cart": {"items": [{"price": true}]}}"#,
+            "cart.items[0].price",
+        ),
+        (
+            r#"{"cart": {"items": [{"sku": true}]}}"#,
+            "cart.items[0].sku",
+        ),
+    ] {
+        let p = problem(send(body).await.unwrap(), 400, "invalid_json").await;
+        assert_eq!(p["errors"][0]["field"], field, "{body}");
+        assert!(
+            p["errors"][0]["message"]
+                .as_str()
+                .unwrap()
+                .contains("found a boolean"),
+            "{p}"
+        );
+    }
+    let res = s
+        .req(Method::POST, &s.campaign_url("/redeem/campaign-code"))
+        .json(&json!({"campaignCode": "X", "cart": {"totalPrice": true}}))
+        .send()
+        .await
+        .unwrap();
+    let p = problem(res, 400, "invalid_json").await;
+    assert_eq!(p["errors"][0]["field"], "cart.totalPrice");
     // Campaign input: a number where a list is expected.
     let res = s
         .req(Method::POST, &s.campaign_url("/campaigns"))

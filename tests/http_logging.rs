@@ -38,7 +38,14 @@ async fn info_log_has_route_templates_and_no_personal_data() {
     }
     campaign_traffic(&s).await;
     consent_traffic(&s).await;
+    request_ids(&s).await;
+    metrics(&s).await;
     let log = captured.text();
+    // Every line of a request carries its id (the span around it).
+    assert!(log.contains("request{request_id=trace-42}"), "{log}");
+    for line in log.lines().filter(|l| l.contains(" request ")) {
+        assert!(line.contains("request_id="), "{line}");
+    }
     for needle in PERSONAL {
         assert!(!log.contains(needle), "{needle:?} in the log:\n{log}");
     }
@@ -184,4 +191,66 @@ async fn consent_traffic(s: &Server) {
         .await
         .unwrap();
     assert_eq!(res.status(), 200);
+}
+
+/// The request id: a sane one from the client is kept, anything else is
+/// replaced by a new one; always returned.
+async fn request_ids(s: &Server) {
+    let res = s
+        .client
+        .get(s.url("/healthz"))
+        .header("x-request-id", "trace-42")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.headers()["x-request-id"], "trace-42");
+    s.req(Method::GET, &s.campaign_url("/campaigns"))
+        .header("x-request-id", "trace-42")
+        .send()
+        .await
+        .unwrap();
+    for bad in ["has space", "alice/4242", &"x".repeat(129), ""] {
+        let res = s
+            .client
+            .get(s.url("/healthz"))
+            .header("x-request-id", bad)
+            .send()
+            .await
+            .unwrap();
+        let id = res.headers()["x-request-id"].to_str().unwrap();
+        assert!(uuid::Uuid::parse_str(id).is_ok(), "{bad:?} → {id}");
+    }
+    let res = s.client.get(s.url("/nope")).send().await.unwrap();
+    let id = res.headers()["x-request-id"].to_str().unwrap();
+    assert!(uuid::Uuid::parse_str(id).is_ok(), "{id}");
+}
+
+/// `/metrics`: the documented names, route templates as labels, search and
+/// redeem outcomes, and no personal data nor project ids.
+async fn metrics(s: &Server) {
+    s.req(Method::POST, &s.campaign_url("/search"))
+        .json(&json!({"attribute": {"userId": "alice-4242"}, "cart": {"totalPrice": 10}}))
+        .send()
+        .await
+        .unwrap();
+    let res = s.client.get(s.url("/metrics")).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert!(res.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("application/openmetrics-text"));
+    let text = res.text().await.unwrap();
+    for name in [
+        "accord_http_requests_total{method=\"POST\",route=\"/campaign/api/projects/{projId}/redeem/campaign-code\",status=\"201\"}",
+        "accord_http_request_duration_seconds_bucket{",
+        "accord_search_total{outcome=\"none\"} 1",
+        "accord_redeem_total{outcome=\"redeemed\"}",
+        "accord_redeem_total{outcome=\"replayed\"}",
+        "accord_quota_refusals_total",
+    ] {
+        assert!(text.contains(name), "{name} not in:\n{text}");
+    }
+    for needle in PERSONAL.iter().chain(&["shop", "dataSubject", "userId"]) {
+        assert!(!text.contains(needle), "{needle:?} in the metrics:\n{text}");
+    }
 }

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 
 use accord::http::{Access, ROUTES};
 use http_support::{parts, start};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 async fn served_doc() -> Value {
     let s = start().await;
@@ -107,7 +107,18 @@ async fn security_requirements_match_the_route_table() {
     for r in ROUTES {
         let op = &doc["paths"][r.path][r.method.to_lowercase()];
         match r.access {
-            Access::Public => assert!(op.get("security").is_none(), "{} {}", r.method, r.path),
+            Access::Public => {
+                assert_eq!(op["security"], json!([]), "{} {}", r.method, r.path);
+                for status in ["408", "414", "431", "500", "503"] {
+                    assert!(
+                        op["responses"].get(status).is_some(),
+                        "{} {} lacks {status}",
+                        r.method,
+                        r.path
+                    );
+                }
+                assert!(op["responses"].get("401").is_none());
+            }
             Access::Bearer(scopes) => {
                 let listed: Vec<&str> = op["security"][0]["bearer"]
                     .as_array()
@@ -117,7 +128,7 @@ async fn security_requirements_match_the_route_table() {
                     .collect();
                 assert_eq!(listed, scopes, "{} {}", r.method, r.path);
                 for status in [
-                    "400", "401", "403", "404", "413", "415", "422", "500", "503",
+                    "400", "401", "403", "404", "408", "413", "414", "422", "431", "500", "503",
                 ] {
                     assert!(
                         op["responses"].get(status).is_some(),
@@ -126,8 +137,168 @@ async fn security_requirements_match_the_route_table() {
                         r.path
                     );
                 }
+                // 415 exactly where a body is read.
+                assert_eq!(
+                    op["responses"].get("415").is_some(),
+                    op.get("requestBody").is_some(),
+                    "{} {}",
+                    r.method,
+                    r.path
+                );
             }
         }
+    }
+    let unauthorized = &doc["components"]["responses"]["Unauthorized"];
+    assert_eq!(
+        unauthorized["headers"]["WWW-Authenticate"]["schema"]["type"],
+        "string"
+    );
+    let unavailable = &doc["components"]["responses"]["Unavailable"];
+    assert!(unavailable["headers"].get("Retry-After").is_some());
+}
+
+/// What a generated client needs: servers, a summary and a description for
+/// every operation, a schema for every response body.
+#[tokio::test]
+async fn every_operation_is_described_and_every_body_has_a_schema() {
+    let doc = served_doc().await;
+    assert!(doc["servers"][0]["url"].is_string(), "{}", doc["servers"]);
+    for (method, path, op) in operations(&doc) {
+        for field in ["summary", "description"] {
+            let text = op[field].as_str().unwrap_or_default();
+            assert!(text.len() > 10, "{method} {path}: {field} {text:?}");
+        }
+        for (status, response) in op["responses"].as_object().unwrap() {
+            if let Some(content) = response.get("content") {
+                for (media, body) in content.as_object().unwrap() {
+                    assert!(
+                        body.get("schema").is_some(),
+                        "{method} {path} {status} {media}: no schema"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Requests list as required what the server refuses without; responses
+/// list every field the server always writes; shared shapes are split.
+#[tokio::test]
+async fn required_fields_say_what_the_server_refuses_and_always_writes() {
+    let doc = served_doc().await;
+    let schemas = &doc["components"]["schemas"];
+    let required = |name: &str| -> BTreeSet<String> {
+        schemas[name]["required"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{name} has no required"))
+            .iter()
+            .map(|v| v.as_str().unwrap().to_owned())
+            .collect()
+    };
+    let has = |name: &str, fields: &[&str]| {
+        let r = required(name);
+        for f in fields {
+            assert!(r.contains(*f), "{name} does not require {f}: {r:?}");
+        }
+    };
+    has("RedeemRequest", &["campaignCode"]);
+    has("PurposeRequest", &["app", "dataSubject", "purposeCode"]);
+    has(
+        "AcceptConsentRequest",
+        &[
+            "app",
+            "dataSubject",
+            "consentId",
+            "userAgent",
+            "deviceFingerprintId",
+        ],
+    );
+    has(
+        "CampaignInput",
+        &["name", "refCode", "startDate", "endDate"],
+    );
+    has("QuotaInput", &["key", "value"]);
+    has("ConditionInput", &["type", "attribute", "op"]);
+    // A required request field is not nullable.
+    assert_eq!(
+        schemas["RedeemRequest"]["properties"]["campaignCode"]["type"],
+        "string"
+    );
+    assert_eq!(
+        schemas["CampaignInput"]["properties"]["rules"]["items"]["$ref"],
+        "#/components/schemas/RuleInput"
+    );
+    // Responses: always-written fields are required.
+    has("Then", &["action", "actionRef", "data", "internalAction"]);
+    has("Rule", &["id", "name", "when", "then", "thenOperator"]);
+    has("SearchResponse", &["actions", "attribute"]);
+    assert!(!required("SearchResponse").contains("explain"));
+    has("Campaign", &["active", "groupName", "channel"]);
+    assert_eq!(
+        schemas["Campaign"]["properties"]["rules"]["items"]["$ref"],
+        "#/components/schemas/Rule"
+    );
+    // Decimals are JSON numbers, exact, with no binary format.
+    let value = &schemas["Quota"]["properties"]["value"];
+    assert_eq!(value["type"], "number");
+    assert!(value.get("format").is_none(), "{value}");
+    assert!(value["description"]
+        .as_str()
+        .unwrap()
+        .contains("exact decimal"));
+    // Cart numbers: a string or a number, never a boolean.
+    let scalar = serde_json::to_string(&schemas["Scalar"]).unwrap();
+    assert!(!scalar.contains("boolean"), "{scalar}");
+}
+
+/// Parameters are never null, and paging has the server's bounds.
+#[tokio::test]
+async fn parameters_have_the_server_bounds() {
+    let doc = served_doc().await;
+    let mut sizes = 0;
+    for (method, path, op) in operations(&doc) {
+        for p in op["parameters"].as_array().into_iter().flatten() {
+            let schema = &p["schema"];
+            assert!(
+                !serde_json::to_string(schema).unwrap().contains("null"),
+                "{method} {path} {}: {schema}",
+                p["name"]
+            );
+            if p["name"] == "size" {
+                sizes += 1;
+                assert_eq!(schema["minimum"], 1);
+                assert_eq!(schema["maximum"], 1000);
+            }
+        }
+    }
+    assert_eq!(
+        sizes, 4,
+        "the paged lists: campaigns, redemptions, content records, a subject's history"
+    );
+    let redeem = &doc["paths"]["/campaign/api/projects/{projId}/redeem/campaign-code"]["post"];
+    let key = redeem["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "Idempotency-Key")
+        .unwrap();
+    assert_eq!(key["schema"]["type"], "string");
+}
+
+/// The server's bounds behind those the document states.
+#[tokio::test]
+async fn the_stated_bounds_are_the_served_ones() {
+    let s = start().await;
+    for (size, status) in [("0", 400), ("1", 200), ("1000", 200), ("1001", 400)] {
+        let res = s
+            .req(
+                reqwest::Method::GET,
+                &s.campaign_url(&format!("/redemptions?size={size}")),
+            )
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status().as_u16(), status, "size={size}");
     }
 }
 

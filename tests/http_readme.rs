@@ -1,34 +1,38 @@
-//! The README and the HTTP guide (`docs/http.md`) cannot go stale: this
-//! test starts the server example (its own code, `examples/server.rs`, with
-//! `--demo` and no key, exactly as a newcomer would) and runs every ```sh block between `<!-- BEGIN tested -->`
-//! and `<!-- END tested -->` with bash and curl, against it. Each `# → a … b`
-//! line states fragments the output must contain, in order.
+//! The README, the HTTP guide (`docs/http.md`) and the rule language
+//! reference (`docs/rules.md`) cannot go stale: this test starts the server
+//! (the `accord` command's own code, parsed from the README's walkthrough
+//! command: `--demo` and no key, exactly as a newcomer would) and runs every
+//! ```sh block between `<!-- BEGIN tested -->` and `<!-- END tested -->`
+//! with bash and curl, against it. Each `# → a … b` line states fragments
+//! the output must contain, in order.
 //!
-//! It also checks the README's first lines, the snippet of
-//! `docs/embedding.md` against `examples/embed_axum.rs`, that the server's log at info holds no personal
-//! data from the walkthrough, and that `--demo` is idempotent.
-#![cfg(feature = "http")]
+//! It also checks the README's first lines and size, the snippet of
+//! `docs/embedding.md` against `examples/embed_axum.rs`, the formula table
+//! of `docs/rules.md` against the formula interpreter, that the server's
+//! log at info holds no personal data from the walkthrough, and that
+//! `--demo` is idempotent.
+#![cfg(feature = "cli")]
 
-#[path = "../examples/server.rs"]
-#[allow(dead_code, unreachable_pub)]
-mod server;
+use accord::cli::serve as server;
 
 mod log_capture;
 
 use std::process::Command;
 
-use clap::Parser;
+use accord::cli::{Cli, Command as Sub};
 use log_capture::Captured;
 
 const README: &str = include_str!("../README.md");
 /// The HTTP guide, whose route examples continue the README walkthrough.
 const HTTP_GUIDE: &str = include_str!("../docs/http.md");
+/// The rule language reference, whose worked examples come after.
+const RULES_GUIDE: &str = include_str!("../docs/rules.md");
 
 /// The tested shell: every ```sh block of the tested regions of the README,
-/// then of the HTTP guide, in order.
+/// then of the HTTP guide, then of the rule language reference, in order.
 fn tested_script() -> String {
     let mut script = String::new();
-    for doc in [README, HTTP_GUIDE] {
+    for doc in [README, HTTP_GUIDE, RULES_GUIDE] {
         tested_blocks(doc, &mut script);
     }
     script
@@ -70,7 +74,7 @@ fn readme_starts_with_the_two_commands() {
     assert_eq!(lines[0], "# Accord");
     assert_eq!(lines[2], "```sh");
     assert!(
-        lines[3].starts_with("cargo run --release --example server "),
+        lines[3].starts_with("cargo run --release ") && !lines[3].contains("--example"),
         "{}",
         lines[3]
     );
@@ -80,6 +84,54 @@ fn readme_starts_with_the_two_commands() {
         lines[4]
     );
     assert_eq!(lines[5], "```");
+}
+
+/// The README stays a short page for users; details belong in docs/.
+#[test]
+fn readme_is_at_most_15_kb() {
+    assert!(
+        README.len() <= 15 * 1024,
+        "README.md is {} bytes; move details to docs/",
+        README.len()
+    );
+}
+
+/// Every row of the formula table of docs/rules.md: the formula, the names
+/// it uses (`` `price` 399.50, `amount` 2 ``) and its result as written.
+#[test]
+fn the_formula_table_of_the_rules_reference_holds() {
+    use accord::formula::{Formula, Lookup};
+    let start = RULES_GUIDE.find("<!-- BEGIN formula table -->").unwrap();
+    let end = RULES_GUIDE.find("<!-- END formula table -->").unwrap();
+    let code = |cell: &str| cell.trim().trim_matches('`').to_owned();
+    let mut rows = 0;
+    for line in RULES_GUIDE[start..end]
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+    {
+        let cells: Vec<&str> = line.trim_matches('|').split('|').collect();
+        let (source, with, expected) = (code(cells[0]), cells[1].trim(), code(cells[2]));
+        let names: Vec<(String, String)> = with
+            .split(", ")
+            .filter(|w| !w.is_empty())
+            .map(|w| {
+                let (name, value) = w.rsplit_once(' ').unwrap();
+                (code(name), value.to_owned())
+            })
+            .collect();
+        let formula = Formula::parse(&source).unwrap_or_else(|e| panic!("{source}: {e}"));
+        let result = formula
+            .eval(&|name| {
+                names
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map_or(Lookup::Missing, |(_, v)| Lookup::parse(v))
+            })
+            .unwrap_or_else(|e| panic!("{source}: {e}"));
+        assert_eq!(result.normalize().to_string(), expected, "{source}");
+        rows += 1;
+    }
+    assert!(rows >= 15, "only {rows} rows");
 }
 
 #[test]
@@ -148,9 +200,14 @@ fn start(
     runtime: &tokio::runtime::Runtime,
     flags: &[&str],
 ) -> (server::Started, tokio::sync::oneshot::Sender<()>) {
-    let mut argv = vec!["server"];
+    let mut argv = vec!["accord"];
     argv.extend_from_slice(flags);
-    let args = server::Args::parse_from(argv);
+    let cli = Cli::try_parse_with_config(argv).unwrap();
+    let args = match cli.command {
+        Some(Sub::Serve(args)) => args,
+        None => cli.serve,
+        Some(other) => panic!("not serve: {other:?}"),
+    };
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let started = runtime
         .block_on(server::start(args, async {
@@ -222,11 +279,17 @@ fn the_readme_walkthrough_runs_against_the_demo_server() {
     let db = format!("sqlite://{}", dir.path().join("accord.db").display());
     let runtime = tokio::runtime::Runtime::new().unwrap();
 
-    // A newcomer's start: --demo, no key.
-    let (started, stop) = start(
-        &runtime,
-        &["--demo", "--addr", "127.0.0.1:0", "--database-url", &db],
-    );
+    // A newcomer's start: the README's command (--demo, no key).
+    let command = README
+        .lines()
+        .find(|l| l.starts_with("cargo run --release -- "))
+        .expect("the walkthrough starts the server with cargo run --release -- …");
+    let mut flags: Vec<&str> = command["cargo run --release -- ".len()..]
+        .split_whitespace()
+        .collect();
+    assert_eq!(flags, ["--demo"], "{command}");
+    flags.extend(["--addr", "127.0.0.1:0", "--database-url", &db]);
+    let (started, stop) = start(&runtime, &flags);
     let banner = started.banner();
     let token = banner
         .lines()

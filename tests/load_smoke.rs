@@ -5,7 +5,7 @@
 //! answer, and no quota oversold or out of balance with its COMPLETE
 //! redemptions. And two seconds of the storefront workload: its 200
 //! campaigns created through the API, searches answered with actions.
-#![cfg(all(feature = "http", feature = "sqlite", feature = "postgres"))]
+#![cfg(feature = "cli")]
 #![allow(clippy::unwrap_used)]
 
 #[path = "../examples/load/main.rs"]

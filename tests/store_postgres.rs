@@ -68,6 +68,7 @@ async fn fixture() -> Option<(Arc<PostgresStore>, suite::Guard)> {
 
 suite::campaign_store::campaign_store_tests!(fixture);
 suite::services::services_tests!(fixture);
+suite::promotions::promotions_tests!(fixture);
 
 mod consent {
     crate::suite::consent::consent_suite!(super::fixture);
@@ -163,4 +164,125 @@ async fn nul_reaching_postgres_is_a_validation_error() {
     let err = store.campaign_by_code("p", "a\0b").await.unwrap_err();
     assert_eq!(err.kind(), accord::ErrorKind::Validation, "{err:?}");
     assert_eq!(err.code(), "invalid_text");
+}
+
+/// A pool whose connections work in `schema`.
+async fn pool_in(url: &str, schema: &str) -> sqlx::PgPool {
+    let options = PgConnectOptions::from_str(url)
+        .unwrap()
+        .options([("search_path", schema)]);
+    PgPoolOptions::new()
+        .max_connections(4)
+        .connect_with(options)
+        .await
+        .unwrap()
+}
+
+/// A host application's own sqlx migrations, in a folder (version 1, as
+/// Accord's first migration is numbered too).
+fn host_migrations() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("1_host_orders.sql"),
+        "CREATE TABLE host_orders (id BIGINT PRIMARY KEY);",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("2_host_customers.sql"),
+        "CREATE TABLE host_customers (id BIGINT PRIMARY KEY);",
+    )
+    .unwrap();
+    dir
+}
+
+/// A host with its own sqlx migrations embeds Accord on the same database
+/// and schema: each keeps its own history, neither sees the other's
+/// versions, and both run again without complaint.
+#[tokio::test(flavor = "multi_thread")]
+async fn embedded_beside_a_hosts_own_sqlx_migrations() {
+    let Some(url) = database_url() else { return };
+    let schema = pg_support::create_schema(&url, "embed", "host").await;
+    let pool = pool_in(&url, &schema).await;
+    let dir = host_migrations();
+    let host = sqlx::migrate::Migrator::new(dir.path()).await.unwrap();
+    host.run(&pool).await.unwrap();
+
+    // Skipping migration leaves the database alone; the store reports
+    // what is pending.
+    let store = PostgresStore::from_pool_unmigrated(pool.clone());
+    let pending = store.pending_migrations().await.unwrap();
+    assert_eq!(pending.first(), Some(&1), "{pending:?}");
+    store.migrate().await.unwrap();
+    assert!(store.pending_migrations().await.unwrap().is_empty());
+    let store = PostgresStore::from_pool(pool.clone()).await.unwrap();
+    // The host's migrator, run again (as at its every start), finds only
+    // its own versions; a new host migration applies as usual.
+    host.run(&pool).await.unwrap();
+    std::fs::write(
+        dir.path().join("3_host_more.sql"),
+        "ALTER TABLE host_orders ADD COLUMN total BIGINT;",
+    )
+    .unwrap();
+    sqlx::migrate::Migrator::new(dir.path())
+        .await
+        .unwrap()
+        .run(&pool)
+        .await
+        .unwrap();
+    let host_versions: Vec<i64> =
+        sqlx::query_scalar("SELECT version FROM _sqlx_migrations ORDER BY version")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    assert_eq!(host_versions, [1, 2, 3]);
+    let accord_versions: Vec<i64> =
+        sqlx::query_scalar("SELECT version FROM accord_migrations ORDER BY version")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    assert!(accord_versions.starts_with(&[1, 2]), "{accord_versions:?}");
+    // Accord works in it.
+    assert!(
+        accord::store::CampaignStore::campaign_by_code(&store, "p", "X")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    pool.close().await;
+}
+
+/// A database an older Accord migrated through sqlx (its versions in
+/// `_sqlx_migrations`, beside a host's): the rows move to
+/// `accord_migrations`, nothing is applied twice, the host's rows stay.
+#[tokio::test(flavor = "multi_thread")]
+async fn history_left_in_sqlx_migrations_is_moved_over() {
+    let Some(url) = database_url() else { return };
+    let schema = pg_support::create_schema(&url, "embed", "legacy").await;
+    let pool = pool_in(&url, &schema).await;
+    // The older Accord: sqlx's own migrator over the same folder.
+    let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations/postgres");
+    let old = sqlx::migrate::Migrator::new(folder).await.unwrap();
+    old.run(&pool).await.unwrap();
+    let store = PostgresStore::from_pool_unmigrated(pool.clone());
+    assert!(
+        store.pending_migrations().await.unwrap().is_empty(),
+        "what sqlx recorded counts as applied"
+    );
+    sqlx::query("INSERT INTO _sqlx_migrations (version, description, installed_on, success, checksum, execution_time) VALUES (20990101, 'host', now(), true, '\\x00', 0)")
+        .execute(&pool)
+        .await
+        .unwrap();
+    store.migrate().await.unwrap();
+    let left: Vec<i64> = sqlx::query_scalar("SELECT version FROM _sqlx_migrations")
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+    assert_eq!(left, [20_990_101], "only the host's row stays");
+    let moved: i64 = sqlx::query_scalar("SELECT count(*) FROM accord_migrations")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(usize::try_from(moved).unwrap(), old.iter().count());
+    store.migrate().await.unwrap();
+    pool.close().await;
 }

@@ -26,6 +26,7 @@ async fn fixture() -> Option<(Arc<SqliteStore>, suite::Guard)> {
 
 suite::campaign_store::campaign_store_tests!(fixture);
 suite::services::services_tests!(fixture);
+suite::promotions::promotions_tests!(fixture);
 
 mod consent {
     crate::suite::consent::consent_suite!(super::fixture);
@@ -113,4 +114,52 @@ async fn two_process_worker() {
     };
     let store = SqliteStore::open(&job.store).await.unwrap();
     run_worker(Arc::new(store), &job).await;
+}
+
+/// A file an older Accord migrated through sqlx (its versions in
+/// `_sqlx_migrations`): opening it moves them to `accord_migrations`
+/// without applying anything twice; a host's own sqlx migrations beside
+/// Accord's keep their table to themselves.
+#[tokio::test(flavor = "multi_thread")]
+async fn history_left_in_sqlx_migrations_is_moved_over() {
+    use sqlx::sqlite::SqliteConnectOptions;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    let options = SqliteConnectOptions::new()
+        .filename(&path)
+        .create_if_missing(true);
+    let pool = sqlx::SqlitePool::connect_with(options).await.unwrap();
+    let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations/sqlite");
+    let old = sqlx::migrate::Migrator::new(folder).await.unwrap();
+    old.run(&pool).await.unwrap();
+
+    let store = SqliteStore::open_unmigrated(path.to_str().unwrap())
+        .await
+        .unwrap();
+    assert!(store.pending_migrations().await.unwrap().is_empty());
+    store.migrate().await.unwrap();
+    let left: i64 = sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(left, 0);
+    let moved: i64 = sqlx::query_scalar("SELECT count(*) FROM accord_migrations")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(usize::try_from(moved).unwrap(), old.iter().count());
+
+    // A host's migrator on the same file now sees only its own versions.
+    let host = tempfile::tempdir().unwrap();
+    std::fs::write(
+        host.path().join("1_host.sql"),
+        "CREATE TABLE host_orders (id INTEGER PRIMARY KEY);",
+    )
+    .unwrap();
+    let host = sqlx::migrate::Migrator::new(host.path()).await.unwrap();
+    host.run(&pool).await.unwrap();
+    host.run(&pool).await.unwrap();
+    store.migrate().await.unwrap();
+    assert!(store.pending_migrations().await.unwrap().is_empty());
+    pool.close().await;
 }

@@ -247,6 +247,7 @@ fn campaign(
         priority: i32::try_from(rng.range(1, 10)).unwrap(),
         channel: channel.map(str::to_owned),
         group_name: None,
+        stacking: None,
         quotas: if quota {
             vec![Quota {
                 id: None,
@@ -288,6 +289,7 @@ fn rule(rng: &mut Rng, c: usize, r: usize, conditions: Vec<Condition>) -> Rule {
             internal_action: false,
             action_ref: format!("a{c}-{r}"),
             data,
+            ..Then::default()
         }],
         valid_from: None,
         valid_to: None,

@@ -168,10 +168,9 @@ pub async fn self_host(database_url: &str) -> Result<SelfHosted, BoxError> {
             database_url: database_url.to_owned(),
             jwt_secret: Some(secret),
             jwt_public_key_file: None,
-            pseudonym_key: None,
-            receipt_key: None,
             demo: false,
             serve: server::ServeFlags::default(),
+            ..Default::default()
         },
         async {
             let _ = stopped.await;

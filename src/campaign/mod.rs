@@ -6,6 +6,7 @@
 #[cfg(all(test, feature = "memory"))]
 mod counting;
 mod model;
+mod promotion;
 mod service;
 mod snapshots;
 mod usage;

@@ -16,6 +16,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
+pub use super::promotion::{
+    AllocateMethod, BenefitCap, CapScope, Capped, CappedBy, LineShare, Stacking,
+    DEFAULT_AMOUNT_ATTRIBUTE,
+};
 use crate::string_enum;
 use crate::wire::{self, Scalar};
 
@@ -205,7 +209,7 @@ impl DataItem {
 }
 
 /// A benefit of a rule.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Then {
@@ -222,6 +226,21 @@ pub struct Then {
     /// The benefit's attributes.
     #[serde(default)]
     pub data: Vec<DataItem>,
+    /// Bounds on the benefit's amount (optional; see
+    /// [`BenefitCap`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cap: Option<BenefitCap>,
+    /// Spread the benefit's amount over the cart's lines (optional).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocate: Option<AllocateMethod>,
+    /// Output of search and redeem: each cart line's share of an allocated
+    /// benefit, in cart order. Ignored in a campaign.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocation: Option<Vec<LineShare>>,
+    /// Output of search and redeem: set when a cap or an allocation reduced
+    /// the amount. Ignored in a campaign.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capped: Option<Capped>,
 }
 
 /// A promotion rule.
@@ -316,6 +335,10 @@ pub struct CampaignInput {
     /// Free grouping label, searchable in the campaign list.
     #[serde(default)]
     pub group_name: Option<String>,
+    /// How the campaign combines with others (optional; absent: it stacks
+    /// with every other).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stacking: Option<Stacking>,
     /// Quotas.
     #[serde(default)]
     pub quotas: Vec<Quota>,
@@ -356,6 +379,10 @@ pub struct Campaign {
     /// Free grouping label.
     #[serde(default)]
     pub group_name: Option<String>,
+    /// How the campaign combines with others; absent: it stacks with every
+    /// other.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stacking: Option<Stacking>,
     /// Quotas.
     pub quotas: Vec<Quota>,
     /// Rules.
@@ -505,7 +532,9 @@ pub struct Explanation {
     /// Campaign reference code.
     pub ref_code: String,
     /// `no_rule_fired`, `rule_not_valid_now`, `condition_failed`,
-    /// `formula_failed`, `quota_exhausted` or `no_rules`.
+    /// `formula_failed`, `quota_exhausted`, `no_rules`; for a campaign that
+    /// fired but was suppressed by another's stacking rules,
+    /// `exclusive_campaign`, `stacking_group` or `stopped`.
     pub reason: String,
     /// The rule concerned, when one.
     #[serde(default)]
@@ -528,6 +557,9 @@ pub struct Explanation {
     /// The quota key that blocked the campaign.
     #[serde(default)]
     pub quota_key: Option<String>,
+    /// The campaign whose stacking rules suppressed this one (`refCode`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suppressed_by: Option<String>,
     /// A sentence for humans.
     pub message: String,
 }
@@ -570,6 +602,10 @@ pub struct RedeemRequest {
     /// Idempotency key (the HTTP header `Idempotency-Key` takes precedence).
     #[serde(default)]
     pub idempotency_key: Option<String>,
+    /// The other campaigns (`refCode`s) applied to the same order; the
+    /// redeem is refused when their stacking rules forbid the combination.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub with_campaigns: Vec<String>,
 }
 
 impl RedeemRequest {
@@ -812,6 +848,7 @@ mod tests {
                     internal_action: false,
                     action_ref: "a".into(),
                     data: vec![DataItem::text("amount", "10")],
+                    ..Then::default()
                 },
             }],
             quotas: vec![],

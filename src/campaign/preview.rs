@@ -104,6 +104,7 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
                 attribute: request.attribute.clone(),
                 cart: request.cart.clone(),
                 idempotency_key: None,
+                with_campaigns: Vec::new(),
             };
             let (charges, redeem_error) = match engine.plan_redeem(code, &redeem, now) {
                 Ok(plan) => (plan.charges, None),
@@ -201,6 +202,7 @@ fn not_running(c: &crate::campaign::Campaign, now: DateTime<Utc>) -> Explanation
         expected: None,
         actual: None,
         quota_key: None,
+        suppressed_by: None,
         message,
     }
 }

@@ -15,7 +15,7 @@ use super::model::{
 use super::snapshots::{Snapshot, Snapshots, DEFAULT_REFRESH};
 use super::usage::UsageCache;
 use super::validate::{build, Stamp};
-use crate::engine::{self, CompiledCampaign, Engine};
+use crate::engine::{self, stacking, CompiledCampaign, Engine};
 use crate::limits::{MAX_CAMPAIGNS_PER_PROJECT, MAX_REF_CODE_LEN};
 use crate::store::{
     check_page_size, CampaignQuery, CampaignStore, Page, RedeemOutcome, RedemptionPlan,
@@ -23,6 +23,8 @@ use crate::store::{
 };
 use crate::{Clock, Error, Result};
 
+#[path = "combine.rs"]
+mod combine;
 #[path = "preview.rs"]
 mod preview;
 pub use preview::{Preview, PreviewHit, PreviewQuota};
@@ -251,6 +253,7 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
         let usage = self.quota_usage_for_search(project, &outcome.hits).await?;
         let mut actions = Vec::new();
         let mut explanations = outcome.explanations;
+        let mut kept = Vec::with_capacity(outcome.hits.len());
         for hit in outcome.hits {
             let exhausted = hit.charges.iter().find(|c| {
                 let used = usage.get(&c.key).copied().unwrap_or_default();
@@ -259,7 +262,7 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
                     .is_none_or(|total| total > c.limit)
             });
             match exhausted {
-                None => actions.extend(hit.action_matches()),
+                None => kept.push(hit),
                 Some(c) if options.explain => explanations.push(Explanation {
                     campaign_id: hit.campaign.campaign.id,
                     ref_code: hit.campaign.campaign.ref_code.clone(),
@@ -271,6 +274,7 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
                     expected: None,
                     actual: None,
                     quota_key: Some(c.key.clone()),
+                    suppressed_by: None,
                     message: format!(
                         "quota {:?} is used up: {} of {}",
                         c.key,
@@ -278,6 +282,21 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
                         c.limit
                     ),
                 }),
+                Some(_) => {}
+            }
+        }
+        // Campaigns left out by their quotas suppress nothing.
+        let campaigns: Vec<&Campaign> = kept.iter().map(|h| &h.campaign.campaign).collect();
+        for ((hit, verdict), c) in kept
+            .iter()
+            .zip(stacking::resolve(&campaigns))
+            .zip(&campaigns)
+        {
+            match verdict {
+                None => actions.extend(hit.action_matches()),
+                Some((why, by)) if options.explain => {
+                    explanations.push(stacking::explanation(c, campaigns[by], why));
+                }
                 Some(_) => {}
             }
         }
@@ -346,6 +365,8 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
                 campaign_not_found(format_args!("with refCode {:?}", request.campaign_code))
             })?;
         let engine = self.engine_for(project, &campaign).await?;
+        self.check_combination(project, &campaign, &request.with_campaigns)
+            .await?;
         let now = self.clock.now();
         let plan = engine
             .engine

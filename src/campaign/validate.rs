@@ -11,7 +11,7 @@ use std::collections::HashSet;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::model::{Campaign, CampaignInput, CampaignStatus};
+use super::model::{Campaign, CampaignInput, CampaignStatus, Stacking};
 use crate::engine::CompiledCampaign;
 use crate::error::Problems;
 use crate::limits::{MAX_REF_CODE_LEN, MAX_TEXT_LEN};
@@ -39,6 +39,11 @@ pub(crate) fn build(
     check_fields(&input, &mut problems);
     let mut input = input;
     assign_ids(&mut input, &mut problems);
+    // Output-only fields of a benefit are never stored.
+    for then in input.rules.iter_mut().flat_map(|r| &mut r.then) {
+        then.allocation = None;
+        then.capped = None;
+    }
 
     let now = stamp.now;
     let campaign = Campaign {
@@ -53,6 +58,10 @@ pub(crate) fn build(
         priority: input.priority.unwrap_or(1),
         channel: input.channel.filter(|c| !c.is_empty()),
         group_name: input.group_name,
+        stacking: input
+            .stacking
+            .map(normalize_stacking)
+            .filter(|s| !s.is_default()),
         quotas: input.quotas,
         rules: input.rules,
         project_id: stamp.project.to_owned(),
@@ -145,6 +154,9 @@ fn check_fields(input: &CampaignInput, problems: &mut Problems) {
             ),
         );
     }
+    if let Some(group) = input.stacking.as_ref().and_then(|s| s.group.as_deref()) {
+        check_text(problems, "stacking.group", Some(group), MAX_REF_CODE_LEN);
+    }
     if input.priority.is_some_and(|p| p < 1) {
         problems.push(
             "priority",
@@ -199,4 +211,10 @@ fn assign_ids(input: &mut CampaignInput, problems: &mut Problems) {
             }
         }
     }
+}
+
+/// A stacking group of only whitespace is no group.
+fn normalize_stacking(mut s: Stacking) -> Stacking {
+    s.group = s.group.filter(|g| !g.trim().is_empty());
+    s
 }

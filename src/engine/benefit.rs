@@ -6,6 +6,7 @@ use chrono::{DateTime, Datelike, Utc};
 use rust_decimal::Decimal;
 
 use super::compile::{CompiledBenefit, CompiledCampaign, Value};
+use super::money;
 use super::request::{Item, Prepared};
 use crate::campaign::{DataItem, QuotaCharge, Then};
 use crate::formula::Lookup;
@@ -74,7 +75,7 @@ fn format_decimal(d: Decimal) -> String {
 pub(crate) fn evaluate<'e>(
     benefit: &'e CompiledBenefit,
     (r, b): (usize, usize),
-    item: Option<&Item>,
+    item_index: Option<usize>,
     cc: &CompiledCampaign,
     req: &Prepared<'_>,
     now: DateTime<Utc>,
@@ -82,6 +83,7 @@ pub(crate) fn evaluate<'e>(
     if benefit.is_static {
         return Ok(Cow::Borrowed(&benefit.then));
     }
+    let item = item_index.map(|i| &req.items[i]);
     let resolve = |name: &str| benefit_name(name, item, cc, req, now);
     let mut data: Vec<DataItem> = Vec::with_capacity(benefit.values.len());
     for (d, (value, source)) in benefit.values.iter().zip(&benefit.then.data).enumerate() {
@@ -117,12 +119,26 @@ pub(crate) fn evaluate<'e>(
         });
     }
     let then = &benefit.then;
-    Ok(Cow::Owned(Then {
+    let mut out = Then {
         action: then.action.clone(),
         internal_action: then.internal_action,
         action_ref: then.action_ref.clone(),
         data,
-    }))
+        cap: then.cap.clone(),
+        allocate: then.allocate.clone(),
+        allocation: None,
+        capped: None,
+    };
+    let path = || format!("rules[{r}].then[{b}]");
+    money::apply(
+        &mut out,
+        &money::Place {
+            path: &path,
+            item: item_index,
+        },
+        req,
+    )?;
+    Ok(Cow::Owned(out))
 }
 
 /// The quota charges of a redemption of `benefits` (already evaluated):

@@ -4,7 +4,10 @@ use std::sync::Arc;
 
 use rust_decimal::Decimal;
 
-use crate::campaign::{Campaign, MatchKind, Rule, Then, ThenOperator};
+use crate::campaign::{
+    AllocateMethod, Campaign, CapScope, ConditionType, MatchKind, Rule, Then, ThenOperator,
+    DEFAULT_AMOUNT_ATTRIBUTE,
+};
 use crate::condition::{self, CompiledCondition};
 use crate::error::FieldError;
 use crate::formula::Formula;
@@ -289,7 +292,10 @@ fn compile_benefits(
                 }
             }
         }
-        let is_static = values.len() == then.data.len()
+        check_money(rule, then, &bpath, problems);
+        let is_static = then.cap.is_none()
+            && then.allocate.is_none()
+            && values.len() == then.data.len()
             && values
                 .iter()
                 .all(|v| matches!(v, Value::Text(t) if !t.has_placeholders()));
@@ -300,4 +306,76 @@ fn compile_benefits(
         });
     }
     benefits
+}
+
+/// Checks a benefit's cap and allocation: known values, a non-negative
+/// `max`, a data item to apply them to, and an `ITEM` scope only on a rule
+/// that matches a cart item.
+fn check_money(rule: &Rule, then: &Then, bpath: &str, problems: &mut Vec<FieldError>) {
+    if let Some(method) = &then.allocate {
+        if !method.is_known() {
+            problems.push(FieldError::new(
+                format!("{bpath}.allocate"),
+                "invalid_enum",
+                format!(
+                    "unknown allocate {:?}; expected one of {}",
+                    method.as_str(),
+                    AllocateMethod::expected()
+                ),
+            ));
+        }
+    }
+    let Some(cap) = &then.cap else {
+        if then.allocate.is_some()
+            && !then
+                .data
+                .iter()
+                .any(|d| d.attribute == DEFAULT_AMOUNT_ATTRIBUTE)
+        {
+            problems.push(FieldError::new(
+                format!("{bpath}.allocate"),
+                "unknown_attribute",
+                format!("an allocated benefit needs a data item {DEFAULT_AMOUNT_ATTRIBUTE:?} (or a cap naming another one)"),
+            ));
+        }
+        return;
+    };
+    if cap.max.is_some_and(|m| m < Decimal::ZERO) {
+        problems.push(FieldError::new(
+            format!("{bpath}.cap.max"),
+            "invalid_number",
+            "a cap must not be negative",
+        ));
+    }
+    if !then.data.iter().any(|d| d.attribute == cap.attribute()) {
+        problems.push(FieldError::new(
+            format!("{bpath}.cap.attribute"),
+            "unknown_attribute",
+            format!("the benefit has no data item {:?} to cap", cap.attribute()),
+        ));
+    }
+    match &cap.scope {
+        Some(CapScope::Unknown(s)) => problems.push(FieldError::new(
+            format!("{bpath}.cap.scope"),
+            "invalid_enum",
+            format!(
+                "unknown scope {s:?}; expected one of {}",
+                CapScope::expected()
+            ),
+        )),
+        Some(CapScope::Item)
+            if !rule
+                .when
+                .iter()
+                .flat_map(|g| &g.conditions)
+                .any(|c| c.kind == ConditionType::CartItem) =>
+        {
+            problems.push(FieldError::new(
+                format!("{bpath}.cap.scope"),
+                "invalid_cap_scope",
+                "scope ITEM needs a rule with a cartItem condition (the line it caps by)",
+            ));
+        }
+        _ => {}
+    }
 }

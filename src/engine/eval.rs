@@ -127,6 +127,7 @@ pub(crate) fn explanation(cc: &CompiledCampaign, reason: &str, message: String) 
         expected: None,
         actual: None,
         quota_key: None,
+        suppressed_by: None,
         message,
     }
 }

@@ -19,9 +19,11 @@ mod benefit;
 mod compile;
 mod eval;
 mod index;
+pub mod money;
 mod plan;
 mod redeem;
 mod request;
+pub mod stacking;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -473,9 +475,8 @@ fn evaluate_campaign<'e, 'p>(
     for (rule, held) in fired {
         let r = rule.rule as usize;
         let source = &cc.campaign.rules[r];
-        let item = held.0.map(|i| &req.items[i]);
         for (b, benefit) in cc.rules[r].benefits.iter().enumerate() {
-            match benefit::evaluate(benefit, (r, b), item, cc, req, now) {
+            match benefit::evaluate(benefit, (r, b), held.0, cc, req, now) {
                 Ok(then) => actions.push(ActionHit {
                     rule: source,
                     action: then,
@@ -483,11 +484,16 @@ fn evaluate_campaign<'e, 'p>(
                 // A benefit that cannot be evaluated for this request is
                 // dropped from search; redeem of it fails with the same error.
                 Err(e) => {
+                    let reason = if money::CODES.contains(&e.code()) {
+                        e.code()
+                    } else {
+                        "formula_failed"
+                    };
                     dropped.get_or_insert_with(|| {
                         Box::new(Explanation {
                             rule_id: Some(source.id.clone()),
                             field: e.fields().first().map(|f| f.field.clone()),
-                            ..explanation(cc, "formula_failed", e.message().to_owned())
+                            ..explanation(cc, reason, e.message().to_owned())
                         })
                     });
                 }

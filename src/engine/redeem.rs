@@ -92,7 +92,6 @@ pub(crate) fn plan(
             .iter()
             .find(|(fr, _)| *fr == r)
             .and_then(|(_, held)| held.0)
-            .map(|i| &req.items[i])
     };
     let thens: Vec<Then> = selected
         .iter()

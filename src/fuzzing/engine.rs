@@ -85,6 +85,7 @@ pub fn campaign(data: &[u8]) {
             attribute: search.attribute.clone(),
             cart: search.cart.clone(),
             idempotency_key: Some(format!("fuzz-key-{i}")),
+            with_campaigns: Vec::new(),
         };
         check_redeem(&service, &redeem);
     }
@@ -323,6 +324,7 @@ pub fn quota_key(data: &[u8]) {
         attribute: attrs.clone(),
         cart: crate::campaign::Cart::default(),
         idempotency_key: None,
+        with_campaigns: Vec::new(),
     };
     match (block_on(service.redeem(PROJECT, &request)), expected) {
         (Ok(r), Ok(key)) => {

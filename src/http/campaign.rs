@@ -14,7 +14,7 @@ use serde_json::json;
 
 use super::auth::{scope, Principal};
 use super::error::ApiError;
-use super::extract::{path_uuid, JsonBody, PathParams, QueryParams};
+use super::extract::{path_uuid, JsonBody, MountPrefix, PathParams, QueryParams};
 use super::{Api, HttpStore};
 use crate::campaign::{
     Campaign, CampaignInput, CampaignStatus, QuotaUsage, RedeemRequest, Redemption, SearchOptions,
@@ -114,8 +114,13 @@ pub(crate) async fn search<S: HttpStore>(
     let found = api
         .campaigns
         .search(path.project(), &request, &options)
-        .await?;
-    json_response(&found, SEARCH_RESPONSE_CAPACITY)
+        .await;
+    api.metrics.search(match &found {
+        Ok(f) if f.actions.is_empty() => "none",
+        Ok(_) => "matched",
+        Err(e) => e.code(),
+    });
+    json_response(&found?, SEARCH_RESPONSE_CAPACITY)
 }
 
 /// Room for a search response of a dozen actions (about 500 bytes each).
@@ -175,7 +180,13 @@ pub(crate) async fn redeem<S: HttpStore>(
             .map_err(|_| ApiError::invalid_parameter("Idempotency-Key", "must be visible ASCII"))?;
         request.idempotency_key = Some(key.to_owned());
     }
-    let result = api.campaigns.redeem(path.project(), &request).await?;
+    let result = api.campaigns.redeem(path.project(), &request).await;
+    api.metrics.redeem(match &result {
+        Ok(r) if r.replayed => "replayed",
+        Ok(_) => "redeemed",
+        Err(e) => e.code(),
+    });
+    let result = result?;
     let status = if result.replayed {
         StatusCode::OK
     } else {
@@ -186,6 +197,10 @@ pub(crate) async fn redeem<S: HttpStore>(
 
 /// Cancels a redemption: its transactions become `CANCELLED` and its quota
 /// is given back. Cancelling twice changes nothing.
+///
+/// For refunds and abandoned orders. The quota usage of every key the
+/// redemption charged goes down by what it charged, in one atomic store
+/// operation; an unknown id is 404 `redemption_not_found`.
 #[utoipa::path(
     post,
     path = "/campaign/api/projects/{projId}/redemptions/{id}/cancel",
@@ -208,6 +223,10 @@ pub(crate) async fn cancel_redemption<S: HttpStore>(
 }
 
 /// Lists redemptions, newest first.
+///
+/// Filtered by campaign code and by `attribute.userId` of the redeem
+/// request, both exact. A bare JSON array, one page of it; the total over
+/// all pages is in `X-Total-Count`.
 #[utoipa::path(
     get,
     path = "/campaign/api/projects/{projId}/redemptions",
@@ -266,6 +285,10 @@ fn parse_sort(value: &str) -> Result<(CampaignSort, SortDirection), ApiError> {
 }
 
 /// Lists campaigns: `q` matches part of name, groupName or refCode.
+///
+/// Each campaign has `active` computed at the time of the call. A bare
+/// JSON array, one page of it, the total over all pages in
+/// `X-Total-Count`; sorted by `sort` (repeatable), then by `refCode`.
 #[utoipa::path(
     get,
     path = "/campaign/api/projects/{projId}/campaigns",
@@ -323,6 +346,11 @@ pub(crate) async fn list_campaigns<S: HttpStore>(
 
 /// Creates a campaign (version 1). Every problem of the input is reported
 /// at once, each with its field path.
+///
+/// Conditions, formulas and quota keys are checked when the campaign is
+/// saved (422 naming the field: an invalid pattern, an `in` list over 50
+/// values, a formula that does not parse). Missing rule ids and
+/// `actionRef`s are generated. `refCode` is unique in the project (409).
 #[utoipa::path(
     post,
     path = "/campaign/api/projects/{projId}/campaigns",
@@ -338,6 +366,7 @@ pub(crate) async fn list_campaigns<S: HttpStore>(
 )]
 pub(crate) async fn create_campaign<S: HttpStore>(
     State(api): State<Api<S>>,
+    MountPrefix(prefix): MountPrefix,
     path: PathParams,
     principal: Principal,
     JsonBody(input): JsonBody<CampaignInput>,
@@ -348,7 +377,7 @@ pub(crate) async fn create_campaign<S: HttpStore>(
         .create_campaign(project, input, &principal.sub)
         .await?;
     let location = format!(
-        "/campaign/api/projects/{}/campaigns/{}",
+        "{prefix}/campaign/api/projects/{}/campaigns/{}",
         percent_encode(project),
         campaign.id
     );
@@ -374,6 +403,9 @@ pub(crate) fn percent_encode(segment: &str) -> String {
 }
 
 /// One campaign.
+///
+/// With `active` computed at the time of the call; an id unknown in the
+/// project is 404 `campaign_not_found`.
 #[utoipa::path(
     get,
     path = "/campaign/api/projects/{projId}/campaigns/{id}",
@@ -395,6 +427,10 @@ pub(crate) async fn get_campaign<S: HttpStore>(
 
 /// Replaces a campaign; its version increases by one. A body naming a
 /// `version` other than the stored one gets 409 `stale_version`.
+///
+/// The body is a whole campaign, checked as on create; without `version`
+/// the last writer wins. Redemptions already recorded keep the version
+/// they were evaluated against.
 #[utoipa::path(
     put,
     path = "/campaign/api/projects/{projId}/campaigns/{id}",
@@ -425,6 +461,9 @@ pub(crate) async fn update_campaign<S: HttpStore>(
 }
 
 /// Deletes a campaign. Its redemptions and quota usage stay.
+///
+/// The redemptions remain listed and cancellable; a quota key shared with
+/// other campaigns keeps counting their usage. An unknown id is 404.
 #[utoipa::path(
     delete,
     path = "/campaign/api/projects/{projId}/campaigns/{id}",
@@ -446,6 +485,10 @@ pub(crate) async fn delete_campaign<S: HttpStore>(
 }
 
 /// Usage of every quota key the campaign's redemptions charged.
+///
+/// One entry per key, sorted by key: `used` sums the amounts of `COMPLETE`
+/// redemptions charged to the key by any campaign sharing it, `limit` is
+/// the campaign's quota that produced the key, when known.
 #[utoipa::path(
     get,
     path = "/campaign/api/projects/{projId}/campaigns/{id}/quotas",

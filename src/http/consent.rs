@@ -36,6 +36,11 @@ fn subject_query(query: &QueryParams) -> Result<(String, String), ApiError> {
 /// The consents of an application that the data subject still has to
 /// accept (never accepted, withdrawn, expired, or of an older revision;
 /// `reason` says which).
+///
+/// Only `PUBLISHED` consents of `app` are offered. A consent drops off the
+/// list once the subject has an unexpired `ACCEPTED` acceptance of its
+/// current revision; publishing a new revision offers it again. The list
+/// is a bare JSON array, its length in `X-Total-Count`.
 #[utoipa::path(
     get,
     path = "/bff/api/consent/projects/{projId}/to-accept",
@@ -63,6 +68,9 @@ pub(crate) async fn to_accept<S: HttpStore>(
 }
 
 /// One privacy notice.
+///
+/// Only a `PUBLISHED` notice is returned; any other id of the project,
+/// draft or archived notices included, is 404 `privacy_notice_not_found`.
 #[utoipa::path(
     get,
     path = "/bff/api/consent/projects/{projId}/privacy-notice/{id}",
@@ -87,6 +95,12 @@ pub(crate) async fn privacy_notice<S: HttpStore>(
 
 /// Records a data subject's acceptance of a consent, with the device and
 /// context details.
+///
+/// The consent must be a `PUBLISHED` consent of `app` (404 or 422
+/// otherwise); `purposes` must be a subset of its purposes (omitted: all of
+/// them). The acceptance pins the consent revision and the privacy notice
+/// shown, and expires `lifespan` days after acceptance (`expiredDate` null:
+/// never). History is append-only: every acceptance is a new record.
 #[utoipa::path(
     post,
     path = "/bff/api/consent/projects/{projId}/consent-acceptance",
@@ -110,6 +124,12 @@ pub(crate) async fn accept_consent<S: HttpStore>(
 }
 
 /// The purposes of an application with the data subject's flags.
+///
+/// One entry per purpose code of each `PUBLISHED` consent of `app`.
+/// `accepted` is true when the latest event for that purpose (a purpose
+/// acceptance or withdrawal, or a consent acceptance listing it) is an
+/// unexpired acceptance. Names come from the purpose catalogue
+/// (`svc-purpose-v1`), empty strings when it has none.
 #[utoipa::path(
     get,
     path = "/bff/api/consent/projects/{projId}/purpose-options",
@@ -137,6 +157,9 @@ pub(crate) async fn purpose_options<S: HttpStore>(
 }
 
 /// Records the acceptance of one purpose.
+///
+/// `purposeCode` must be a purpose of a `PUBLISHED` consent of `app` (404
+/// otherwise); the acceptance expires after that consent's lifespan.
 #[utoipa::path(
     post,
     path = "/bff/api/consent/projects/{projId}/purpose-acceptance",
@@ -157,6 +180,10 @@ pub(crate) async fn accept_purpose<S: HttpStore>(
 }
 
 /// Records the withdrawal of one purpose: always possible, idempotent.
+///
+/// Withdrawing is never refused for lack of a prior acceptance. The record
+/// keeps the dates of the previous acceptance (null when none) and sets
+/// `withdrawalDate`. An unknown purpose code is 404.
 #[utoipa::path(
     post,
     path = "/bff/api/consent/projects/{projId}/purpose-withdrawal",

@@ -20,7 +20,7 @@ use serde_json::{Map, Value};
 use super::auth::Principal;
 use super::campaign::{page_response, percent_encode};
 use super::error::ApiError;
-use super::extract::{JsonBody, PathParams, QueryParams};
+use super::extract::{JsonBody, MountPrefix, PathParams, QueryParams};
 use super::{Api, HttpStore};
 use crate::consent::{ContentQuery, ContentType, Envelope, ReducedEnvelope};
 use crate::Error;
@@ -126,6 +126,9 @@ pub(crate) async fn list_content<S: HttpStore>(
 }
 
 /// The current version of one record.
+///
+/// The `ETag` is the record's version, for `If-Match` on a replace. Earlier
+/// versions are kept: a replace never overwrites history.
 #[utoipa::path(
     get,
     path = "/cms/api/projects/{projId}/c/{type}/{id}",
@@ -154,6 +157,12 @@ pub(crate) async fn get_content<S: HttpStore>(
 }
 
 /// Creates a record (version 1); `createdBy` is the token's `sub`.
+///
+/// `data` holds the attributes of the content type; every missing required
+/// attribute and every bad value is reported at once (422, each error
+/// naming `data.<attribute>`). An acceptance follows the consent rules of
+/// the consent route: a `PUBLISHED` consent of its application, only its
+/// purposes, evidence fields set by the server.
 #[utoipa::path(
     post,
     path = "/cms/api/projects/{projId}/c/{type}",
@@ -170,6 +179,7 @@ pub(crate) async fn get_content<S: HttpStore>(
 )]
 pub(crate) async fn create_content<S: HttpStore>(
     State(api): State<Api<S>>,
+    MountPrefix(prefix): MountPrefix,
     path: PathParams,
     principal: Principal,
     JsonBody(body): JsonBody<ContentBody>,
@@ -185,7 +195,7 @@ pub(crate) async fn create_content<S: HttpStore>(
         )
         .await?;
     let location = format!(
-        "/cms/api/projects/{}/c/{}/{}",
+        "{prefix}/cms/api/projects/{}/c/{}/{}",
         percent_encode(project),
         percent_encode(content_type),
         percent_encode(&record.id)

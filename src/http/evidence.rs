@@ -70,7 +70,9 @@ fn required<'a>(query: &'a QueryParams, name: &str) -> Result<&'a str, ApiError>
         .ok_or_else(|| ApiError::invalid_parameter(name, "required"))
 }
 
-/// A data subject's consent history as events, oldest first: acceptances,
+/// A data subject's consent history.
+///
+/// Every event, oldest first: acceptances,
 /// withdrawals, edits, purpose acceptances and withdrawals, expiries and
 /// re-consent requests (a new revision of the consent or of its privacy
 /// notice), each with the consent and notice revisions pinned and the
@@ -127,6 +129,8 @@ pub(crate) async fn subject_history<S: HttpStore>(
     Ok(page_response(events))
 }
 
+/// A data subject's consent state at an instant.
+///
 /// What a data subject had agreed to at an instant (default: now), per
 /// consent (with the revision and notice accepted) and per purpose (with
 /// the record that granted it): in one application, or in every
@@ -163,7 +167,9 @@ pub(crate) async fn subject_state<S: HttpStore>(
     Ok(list_response(states))
 }
 
-/// Every stored version of a record, oldest first: what a privacy notice
+/// Every stored version of a content record.
+///
+/// Oldest first: what a privacy notice
 /// or consent said at each revision (and each edit).
 #[utoipa::path(
     get,
@@ -191,7 +197,10 @@ pub(crate) async fn content_versions<S: HttpStore>(
     ))
 }
 
-/// One stored version of a record, by number.
+/// One stored version of a content record.
+///
+/// The version with the number given in the path, exactly as it was stored:
+/// what a privacy notice or consent said at that revision or edit.
 #[utoipa::path(
     get,
     path = "/cms/api/projects/{projId}/c/{type}/{id}/versions/{version}",
@@ -225,7 +234,9 @@ pub(crate) async fn content_version<S: HttpStore>(
 /// Most entries one ledger page may hold.
 const MAX_LEDGER_PAGE: u32 = 10_000;
 
-/// The project's consent ledger as JSON Lines (`application/jsonl`): one
+/// The project's consent ledger, one page.
+///
+/// JSON Lines (`application/jsonl`): one
 /// entry per line, exactly as stored, in position order, from after
 /// position `after` (default 0), at most `limit` (1 to 10 000, default
 /// 1000). The ledger's head is in `X-Ledger-Head-Position` and
@@ -285,7 +296,9 @@ pub(crate) async fn ledger<S: HttpStore>(
     Ok(res)
 }
 
-/// Checks the project's consent ledger: every entry's hash, every link to
+/// Verifies the project's consent ledger.
+///
+/// Checks every entry's hash, every link to
 /// the entry before, the positions, and the head. `valid`, or the first
 /// entry that was changed, removed or reordered.
 #[utoipa::path(
@@ -318,8 +331,9 @@ impl SubjectRequest {
     }
 }
 
-/// Everything held about a data subject in the project, as one JSON
-/// document (GDPR Art. 15 and 20, PDPA s.30 and 31): every version of
+/// Everything held about a data subject in the project.
+///
+/// One JSON document (GDPR Art. 15 and 20, PDPA s.30 and 31): every version of
 /// their acceptances, their purpose events, their history, their state
 /// now, and every version of the consents and notices they were shown.
 #[utoipa::path(
@@ -344,7 +358,9 @@ pub(crate) async fn export_subject<S: HttpStore>(
     ))
 }
 
-/// Erases a data subject (GDPR Art. 17, PDPA s.33): their identifier is
+/// Erases a data subject.
+///
+/// GDPR Art. 17, PDPA s.33: their identifier is
 /// replaced by a keyed pseudonym, IP, device identifiers, user agent and
 /// notes are emptied; the proof that consent existed is kept and the
 /// ledger still verifies. Answers what was erased and what was kept. 409
@@ -385,8 +401,9 @@ pub struct SignedReceipt {
     pub receipt: ConsentReceipt,
 }
 
-/// The signed consent receipt of an acceptance (its latest version, or
-/// `version`): Kantara Consent Receipt v1.1 fields, the notice and consent
+/// The signed consent receipt of an acceptance.
+///
+/// Its latest version, or `version`: Kantara Consent Receipt v1.1 fields, the notice and consent
 /// revisions, and the ledger position and hash of the event. The same
 /// receipt is returned byte for byte every time. 409
 /// `receipts_not_configured` without a signing key; 404 when the
@@ -440,8 +457,10 @@ pub(crate) async fn receipt<S: HttpStore>(
     }))
 }
 
-/// The public keys of receipt signatures, as a JWK set (RFC 7517; an
-/// Ed25519 key is `OKP`, RFC 8037). Empty without a signing key.
+/// The public keys of receipt signatures.
+///
+/// A JWK set (RFC 7517; an Ed25519 key is `OKP`, RFC 8037); empty when
+/// the server has no signing key.
 #[utoipa::path(
     get,
     path = "/.well-known/jwks.json",

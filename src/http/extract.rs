@@ -293,6 +293,31 @@ pub(crate) fn path_uuid(
     })
 }
 
+/// Where the router is mounted: the path prefix a host's
+/// `Router::nest("/promo", …)` took off the request path (`/promo`), or
+/// empty when the router serves from `/`. Self links (`Location`) start
+/// with it, so they are right however the router is mounted.
+pub(crate) struct MountPrefix(pub String);
+
+impl<S: Send + Sync> FromRequestParts<S> for MountPrefix {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        let here = parts.uri.path();
+        let prefix = parts
+            .extensions
+            .get::<axum::extract::OriginalUri>()
+            .and_then(|original| {
+                original
+                    .path()
+                    .strip_suffix(here)
+                    .map(|p| p.trim_end_matches('/').to_owned())
+            })
+            .unwrap_or_default();
+        Ok(MountPrefix(prefix))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,17 +1,19 @@
 //! Operations routes, without authentication: liveness, readiness (the
-//! store answers) and the OpenAPI document. Also the request log.
+//! store answers), the OpenAPI document and the metrics. Also the request
+//! id, the request log and the request metrics.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use axum::extract::{MatchedPath, Request, State};
-use axum::http::{header, HeaderValue};
+use axum::http::{header, HeaderName, HeaderValue};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::{Deserialize, Serialize};
 
 use super::error::ApiError;
+use super::metrics::Metrics;
 use super::{Api, HttpStore};
 
 /// The body of `/healthz` and `/readyz`.
@@ -22,6 +24,8 @@ pub struct Health {
 }
 
 /// The process is up.
+///
+/// Answers without touching the store: for liveness probes. No token.
 #[utoipa::path(
     get,
     path = "/healthz",
@@ -35,6 +39,9 @@ pub(crate) async fn healthz() -> Json<Health> {
 }
 
 /// The store answers: the instance can serve requests.
+///
+/// Pings the store; 503 with `Retry-After` when it does not answer. For
+/// readiness probes and load balancers. No token.
 #[utoipa::path(
     get,
     path = "/readyz",
@@ -54,6 +61,9 @@ pub(crate) async fn readyz<S: HttpStore>(
 }
 
 /// The OpenAPI 3.1 document of every route.
+///
+/// Generated from the code: every route the router serves, its scopes,
+/// request and response schemas, and every status it may answer. No token.
 #[utoipa::path(
     get,
     path = "/openapi.json",
@@ -63,9 +73,7 @@ pub(crate) async fn readyz<S: HttpStore>(
 pub(crate) async fn openapi_json() -> Response {
     static DOC: OnceLock<String> = OnceLock::new();
     let doc = DOC.get_or_init(|| {
-        super::openapi()
-            .to_json()
-            .unwrap_or_else(|_| "{}".to_owned())
+        serde_json::to_string(&super::openapi()).unwrap_or_else(|_| "{}".to_owned())
     });
     (
         [(
@@ -91,22 +99,81 @@ pub(crate) async fn limit_target(req: Request, next: Next) -> Response {
     next.run(req).await
 }
 
-/// One log line per request at info (successful health probes at debug):
-/// method, route TEMPLATE, status, latency. Never the raw path, the query string, a body, a header or the
-/// client address: those can carry personal data (`dataSubject`, device
-/// ids, IPs).
-pub(crate) async fn log_request(req: Request, next: Next) -> Response {
-    let start = Instant::now();
-    let method = req.method().clone();
-    let route = req
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or_else(|| "(no route)".to_owned(), |m| m.as_str().to_owned());
-    let res = next.run(req).await;
-    let latency_ms = start.elapsed().as_secs_f64() * 1000.0;
-    // A load balancer probes every second or so: successful probes are
-    // logged at debug, so they do not drown the traffic at info.
-    let probe = matches!(route.as_str(), "/healthz" | "/readyz") && res.status().is_success();
+/// The request id header, read and returned.
+pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// The id of the request: the client's `x-request-id` when it is 1 to 128
+/// characters of letters, digits and `-_.:` (anything else could forge
+/// log lines or carry data), a new UUID otherwise.
+fn request_id(req: &Request) -> HeaderValue {
+    req.headers()
+        .get(&REQUEST_ID)
+        .filter(|v| {
+            let b = v.as_bytes();
+            (1..=128).contains(&b.len())
+                && b.iter()
+                    .all(|c| c.is_ascii_alphanumeric() || b"-_.:".contains(c))
+        })
+        .cloned()
+        .unwrap_or_else(|| {
+            HeaderValue::from_str(&uuid::Uuid::new_v4().to_string())
+                .expect("a UUID is a header value")
+        })
+}
+
+/// Around every request: its id (set on the request for the handlers,
+/// returned on the response, and a `request_id` field of a span that every
+/// log line of the request carries); one log line; the request metrics.
+///
+/// The log line is at info (successful health probes and metrics scrapes
+/// at debug): method, route TEMPLATE, status, latency. Never the raw path,
+/// the query string, a body, a header or the client address: those can
+/// carry personal data (`dataSubject`, device ids, IPs).
+pub(crate) async fn observe(
+    State(metrics): State<Arc<Metrics>>,
+    mut req: Request,
+    next: Next,
+) -> Response {
+    use tracing::Instrument as _;
+    let id = request_id(&req);
+    req.headers_mut().insert(REQUEST_ID, id.clone());
+    let span = tracing::info_span!(
+        target: "accord::http",
+        "request",
+        request_id = %id.to_str().unwrap_or_default()
+    );
+    let mut res = async move {
+        let start = Instant::now();
+        let method = req.method().clone();
+        let route = req
+            .extensions()
+            .get::<MatchedPath>()
+            .map_or_else(|| "(no route)".to_owned(), |m| m.as_str().to_owned());
+        let res = next.run(req).await;
+        let elapsed = start.elapsed();
+        metrics.request(
+            method.as_str(),
+            &route,
+            res.status().as_u16(),
+            elapsed.as_secs_f64(),
+        );
+        log_request(&method, &route, &res, elapsed.as_secs_f64() * 1000.0);
+        res
+    }
+    .instrument(span)
+    .await;
+    res.headers_mut().insert(REQUEST_ID, id);
+    res
+}
+
+/// The log line of one request.
+fn log_request(method: &axum::http::Method, route: &str, res: &Response, latency_ms: f64) {
+    // A load balancer probes every second or so, Prometheus scrapes every
+    // few: successful ones are logged at debug, so they do not drown the
+    // traffic at info.
+    let probe =
+        route.ends_with("/healthz") || route.ends_with("/readyz") || route.ends_with("/metrics");
+    let probe = probe && res.status().is_success();
     macro_rules! line {
         ($level:ident) => {
             tracing::$level!(
@@ -124,5 +191,17 @@ pub(crate) async fn log_request(req: Request, next: Next) -> Response {
     } else {
         line!(info);
     }
-    res
+}
+
+/// The Prometheus metrics (OpenMetrics text), see [`super::metrics`].
+pub(crate) async fn metrics<S: HttpStore>(State(api): State<Api<S>>) -> Response {
+    let body = api.metrics.render(api.store.pool_state());
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"),
+        )],
+        body,
+    )
+        .into_response()
 }

@@ -8,6 +8,12 @@ pub trait Ping: Send + Sync {
     /// Cheap (a round trip, or taking and releasing a lock), bounded in
     /// time, and free of side effects.
     fn ping(&self) -> impl std::future::Future<Output = crate::Result<()>> + Send;
+
+    /// The connection pool's state now, `(open, idle)`, for metrics; `None`
+    /// for a store without a pool.
+    fn pool_state(&self) -> Option<(u32, u32)> {
+        None
+    }
 }
 
 /// Readiness of SQLite: the write lock can be taken within a second (a
@@ -20,6 +26,10 @@ impl crate::store::Ping for crate::store::sqlite::SqliteStore {
     async fn ping(&self) -> crate::Result<()> {
         self.check_writable().await.map_err(unavailable)
     }
+
+    fn pool_state(&self) -> Option<(u32, u32)> {
+        Some(crate::store::sqlite::SqliteStore::pool_state(self))
+    }
 }
 
 /// Readiness of PostgreSQL: the database answers within the call timeout
@@ -28,6 +38,10 @@ impl crate::store::Ping for crate::store::sqlite::SqliteStore {
 impl crate::store::Ping for crate::store::postgres::PostgresStore {
     async fn ping(&self) -> crate::Result<()> {
         self.check_writable().await.map_err(unavailable)
+    }
+
+    fn pool_state(&self) -> Option<(u32, u32)> {
+        Some(crate::store::postgres::PostgresStore::pool_state(self))
     }
 }
 

@@ -10,6 +10,7 @@
 
 pub(crate) mod calls;
 pub(crate) mod content;
+pub(crate) mod migrate;
 
 use std::fmt::Write as _;
 
@@ -123,14 +124,6 @@ pub(crate) fn is_unique_violation(e: &sqlx::Error, what: &str) -> bool {
     }
 }
 
-/// Maps a migration failure.
-pub(crate) fn migrate_error(e: sqlx::migrate::MigrateError) -> Error {
-    match e {
-        sqlx::migrate::MigrateError::Execute(e) => db_error(e),
-        other => Error::internal(other),
-    }
-}
-
 /// A stored value that does not decode: a bug or a database edited by hand.
 pub(crate) fn corrupt(what: &str, detail: impl std::fmt::Display) -> Error {
     Error::internal(format!("stored {what} does not decode: {detail}"))
@@ -210,8 +203,8 @@ pub(crate) fn quotas_from_json(json: &str) -> Result<Vec<Quota>> {
         .collect())
 }
 
-/// The `rules` column of a campaign (rules hold only strings and
-/// timestamps, which serde writes exactly).
+/// The `rules` column of a campaign (rules hold only strings, booleans,
+/// timestamps and decimals written as strings, which serde writes exactly).
 pub(crate) fn rules_json(campaign: &Campaign) -> Result<String> {
     serde_json::to_string(&campaign.rules).map_err(Error::internal)
 }
@@ -281,6 +274,22 @@ pub(crate) fn campaign_order_by(sort: &[(CampaignSort, SortDirection)]) -> Strin
 /// `LIMIT`/`OFFSET` of a page, as the signed integers both databases bind.
 pub(crate) fn limit_offset(page: u32, size: u32) -> (i64, i64) {
     (i64::from(size), i64::from(page) * i64::from(size))
+}
+
+/// The `stacking` column of a campaign: `NULL` when it stacks with every
+/// other.
+pub(crate) fn stacking_json(campaign: &Campaign) -> Result<Option<String>> {
+    campaign
+        .stacking
+        .as_ref()
+        .map(|s| serde_json::to_string(s).map_err(Error::internal))
+        .transpose()
+}
+
+/// Reads the `stacking` column back.
+pub(crate) fn stacking_from_json(json: Option<&str>) -> Result<Option<crate::campaign::Stacking>> {
+    json.map(|j| serde_json::from_str(j).map_err(|e| corrupt("campaign stacking", e)))
+        .transpose()
 }
 
 #[cfg(test)]

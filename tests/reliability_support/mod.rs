@@ -51,10 +51,9 @@ pub fn serve_child() {
                 database_url: job.database_url.clone(),
                 jwt_secret: Some(job.secret.clone()),
                 jwt_public_key_file: None,
-                pseudonym_key: None,
-                receipt_key: None,
                 demo: false,
                 serve: crate::load::server::ServeFlags::default(),
+                ..Default::default()
             },
             std::future::pending::<()>(),
         )

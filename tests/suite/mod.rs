@@ -46,6 +46,7 @@
 
 pub mod campaign_store;
 pub mod consent;
+pub mod promotions;
 pub mod services;
 pub mod workers;
 

@@ -10,8 +10,8 @@ use chrono::FixedOffset;
 use crate::admin::guard::Form;
 use crate::admin::view;
 use crate::campaign::{
-    CampaignInput, CampaignStatus, Condition, ConditionType, DataItem, MatchKind, Op, Quota, Rule,
-    Then, ThenOperator, ValueType, WhenGroup,
+    AllocateMethod, BenefitCap, CampaignInput, CampaignStatus, CapScope, Condition, ConditionType,
+    DataItem, MatchKind, Op, Quota, Rule, Stacking, Then, ThenOperator, ValueType, WhenGroup,
 };
 use crate::error::FieldError;
 
@@ -56,6 +56,13 @@ pub struct ThenDraft {
     pub action_ref: String,
     pub internal_action: bool,
     pub data: Vec<DataDraft>,
+    /// Whether the benefit is capped (a cap may have no field set: it then
+    /// bounds the amount by the cart or the matched line only).
+    pub capped: bool,
+    pub cap_max: String,
+    pub cap_scope: String,
+    pub cap_attribute: String,
+    pub allocate: String,
 }
 
 /// A rule as typed.
@@ -94,6 +101,9 @@ pub struct Draft {
     pub priority: String,
     pub channel: String,
     pub group: String,
+    pub exclusive: bool,
+    pub stacking_group: String,
+    pub stop_after: bool,
     pub version: String,
     pub quotas: Vec<QuotaDraft>,
     pub rules: Vec<RuleDraft>,
@@ -147,6 +157,13 @@ impl Draft {
             priority: c.priority.map(|p| p.to_string()).unwrap_or_default(),
             channel: c.channel.clone().unwrap_or_default(),
             group: c.group_name.clone().unwrap_or_default(),
+            exclusive: c.stacking.as_ref().is_some_and(|s| s.exclusive),
+            stacking_group: c
+                .stacking
+                .as_ref()
+                .and_then(|s| s.group.clone())
+                .unwrap_or_default(),
+            stop_after: c.stacking.as_ref().is_some_and(|s| s.stop_after),
             version: c.version.map(|v| v.to_string()).unwrap_or_default(),
             quotas: c
                 .quotas
@@ -196,6 +213,29 @@ impl Draft {
                             action: b.action.clone().unwrap_or_default(),
                             action_ref: b.action_ref.clone(),
                             internal_action: b.internal_action,
+                            capped: b.cap.is_some(),
+                            cap_max: b
+                                .cap
+                                .as_ref()
+                                .and_then(|c| c.max)
+                                .map(|m| m.to_string())
+                                .unwrap_or_default(),
+                            cap_scope: b
+                                .cap
+                                .as_ref()
+                                .and_then(|c| c.scope.as_ref())
+                                .map(|s| s.as_str().to_owned())
+                                .unwrap_or_default(),
+                            cap_attribute: b
+                                .cap
+                                .as_ref()
+                                .and_then(|c| c.attribute.clone())
+                                .unwrap_or_default(),
+                            allocate: b
+                                .allocate
+                                .as_ref()
+                                .map(|a| a.as_str().to_owned())
+                                .unwrap_or_default(),
                             data: b
                                 .data
                                 .iter()
@@ -232,6 +272,9 @@ impl Draft {
             priority: f("priority"),
             channel: f("channel"),
             group: f("groupName"),
+            exclusive: on("stacking.exclusive"),
+            stacking_group: f("stacking.group"),
+            stop_after: on("stacking.stopAfter"),
             version: f("version"),
             quotas: indices(form, "quotas")
                 .into_iter()
@@ -289,6 +332,11 @@ impl Draft {
                                     action: f(&format!("{bp}.action")),
                                     action_ref: f(&format!("{bp}.actionRef")),
                                     internal_action: on(&format!("{bp}.internalAction")),
+                                    capped: on(&format!("{bp}.cap")),
+                                    cap_max: f(&format!("{bp}.cap.max")),
+                                    cap_scope: f(&format!("{bp}.cap.scope")),
+                                    cap_attribute: f(&format!("{bp}.cap.attribute")),
+                                    allocate: f(&format!("{bp}.allocate")),
                                     data: indices(form, &format!("{bp}.data"))
                                         .into_iter()
                                         .map(|d| {
@@ -328,6 +376,7 @@ impl Draft {
         };
         let start_date = time("startDate", &self.start);
         let end_date = time("endDate", &self.end);
+        let mut cap_problems = Vec::new();
         let rules: Vec<Rule> = self
             .rules
             .iter()
@@ -360,7 +409,12 @@ impl Draft {
                 then: rule
                     .then
                     .iter()
-                    .map(|b| Then {
+                    .enumerate()
+                    .map(|(b_index, b)| Then {
+                        cap: b.cap(&format!("rules[{r}].then[{b_index}]"), &mut cap_problems),
+                        allocate: opt(&b.allocate).map(|a| AllocateMethod::parse(&a)),
+                        allocation: None,
+                        capped: None,
                         action: opt(&b.action),
                         internal_action: b.internal_action,
                         action_ref: b.action_ref.trim().to_owned(),
@@ -384,6 +438,7 @@ impl Draft {
                 valid_to: time(&format!("rules[{r}].validTo"), &rule.valid_to),
             })
             .collect();
+        problems.extend(cap_problems);
         let priority = match self.priority.trim() {
             "" => None,
             p => {
@@ -435,6 +490,12 @@ impl Draft {
             priority,
             channel: opt(&self.channel),
             group_name: opt(&self.group),
+            stacking: Some(Stacking {
+                exclusive: self.exclusive,
+                group: opt(&self.stacking_group),
+                stop_after: self.stop_after,
+            })
+            .filter(|s| !s.is_default()),
             quotas,
             rules,
             version: self.version.trim().parse().ok(),
@@ -549,6 +610,33 @@ impl CondDraft {
 }
 
 impl ThenDraft {
+    /// The benefit's cap: present when the box is ticked or a cap field is
+    /// filled in; a `max` that is not a number is a problem at its field.
+    fn cap(&self, path: &str, problems: &mut Vec<FieldError>) -> Option<BenefitCap> {
+        let any = [&self.cap_max, &self.cap_scope, &self.cap_attribute]
+            .iter()
+            .any(|f| !f.trim().is_empty());
+        if !self.capped && !any {
+            return None;
+        }
+        let max = opt(&self.cap_max).and_then(|m| {
+            let n = crate::wire::parse_decimal(&m);
+            if n.is_none() {
+                problems.push(FieldError::new(
+                    format!("{path}.cap.max"),
+                    "invalid_number",
+                    "the cap is an amount (50, or 12.50)",
+                ));
+            }
+            n
+        });
+        Some(BenefitCap {
+            attribute: opt(&self.cap_attribute),
+            max,
+            scope: opt(&self.cap_scope).map(|s| CapScope::parse(&s)),
+        })
+    }
+
     fn blank() -> ThenDraft {
         ThenDraft {
             action: "DISCOUNT".into(),

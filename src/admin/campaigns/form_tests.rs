@@ -103,3 +103,62 @@ fn fields_the_form_does_not_edit_survive_a_round_trip() {
     assert!(back.rules[0].when[0].conditions[0].resolve_action);
     assert!(back.rules[0].then[0].data[0].resolve_action);
 }
+
+#[test]
+fn caps_and_allocation_survive_the_editor() {
+    let utc = FixedOffset::east_opt(0).expect("utc");
+    let input: CampaignInput = serde_json::from_value(serde_json::json!({
+        "name": "n", "refCode": "C",
+        "rules": [{"name": "r", "then": [
+            {"action": "CART_DISCOUNT", "data": [{"attribute": "amount", "value": "10"}],
+             "cap": {"max": "12.50", "scope": "CART"}, "allocate": "PROPORTIONAL"},
+            {"action": "CART_DISCOUNT", "data": [{"attribute": "amount", "value": "10"}], "cap": {}},
+            {"action": "FREE_GIFT", "data": [{"attribute": "sku", "value": "G"}]}
+        ]}]
+    }))
+    .expect("input");
+    let (back, problems) = Draft::of(&input, utc).to_input(utc);
+    assert!(problems.is_empty(), "{problems:?}");
+    let thens = &back.rules[0].then;
+    assert_eq!(thens[0].cap, input.rules[0].then[0].cap);
+    assert_eq!(thens[0].allocate, input.rules[0].then[0].allocate);
+    assert_eq!(
+        thens[1].cap,
+        Some(BenefitCap::default()),
+        "an empty cap stays a cap"
+    );
+    assert_eq!(
+        (thens[2].cap.as_ref(), thens[2].allocate.as_ref()),
+        (None, None)
+    );
+
+    let f = form(&[
+        ("rules[0].then[0].data[0].attribute", "amount"),
+        ("rules[0].then[0].cap.max", "a lot"),
+    ]);
+    let (_, problems) = Draft::from_form(&f).to_input(utc);
+    let fields: Vec<&str> = problems.iter().map(|p| p.field.as_str()).collect();
+    assert_eq!(fields, ["rules[0].then[0].cap.max"]);
+}
+
+#[test]
+fn stacking_survives_the_editor() {
+    let utc = FixedOffset::east_opt(0).expect("utc");
+    let f = form(&[
+        ("name", "n"),
+        ("stacking.exclusive", "on"),
+        ("stacking.group", " shipping "),
+    ]);
+    let (input, problems) = Draft::from_form(&f).to_input(utc);
+    assert!(problems.is_empty(), "{problems:?}");
+    let want = Stacking {
+        exclusive: true,
+        group: Some("shipping".into()),
+        stop_after: false,
+    };
+    assert_eq!(input.stacking.as_ref(), Some(&want));
+    let (back, _) = Draft::of(&input, utc).to_input(utc);
+    assert_eq!(back.stacking, Some(want));
+    let (plain, _) = Draft::from_form(&form(&[("name", "n")])).to_input(utc);
+    assert_eq!(plain.stacking, None, "nothing ticked: no stacking at all");
+}

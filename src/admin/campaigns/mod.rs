@@ -25,6 +25,7 @@ pub fn input_of(c: &Campaign) -> CampaignInput {
         priority: Some(c.priority),
         channel: c.channel.clone(),
         group_name: c.group_name.clone(),
+        stacking: c.stacking.clone(),
         quotas: c.quotas.clone(),
         rules: c.rules.clone(),
         version: Some(c.version),

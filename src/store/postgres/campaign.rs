@@ -11,7 +11,7 @@ use crate::store::sql::calls::store_calls;
 use crate::store::sql::{
     campaign_not_found, campaign_order_by, corrupt, db_error, duplicate_id, duplicate_ref_code,
     is_unique_violation, limit_offset, quotas_from_json, quotas_json, rules_from_json, rules_json,
-    stale_version, SearchColumns,
+    stacking_from_json, stacking_json, stale_version, SearchColumns,
 };
 use crate::store::{CampaignQuery, CampaignStore, Page, Period};
 use crate::Result;
@@ -19,7 +19,8 @@ use crate::Result;
 /// The columns a [`Campaign`] is read from; the jsonb documents as text.
 const CAMPAIGN_COLUMNS: &str = "id, project_id, ref_code, name, description, image_url, \
      start_date, end_date, status, priority, channel, group_name, quotas::text AS quotas, \
-     rules::text AS rules, version, created_by, last_modified_by, created_date, last_modified_date";
+     rules::text AS rules, version, created_by, last_modified_by, created_date, last_modified_date, \
+     stacking::text AS stacking";
 
 /// One column of a row; a value of the wrong type is a corrupt store.
 pub(super) fn col<'r, T>(row: &'r PgRow, name: &str) -> Result<T>
@@ -43,6 +44,7 @@ fn campaign_from_row(row: &PgRow) -> Result<Campaign> {
         priority: col(row, "priority")?,
         channel: col(row, "channel")?,
         group_name: col(row, "group_name")?,
+        stacking: stacking_from_json(col::<Option<String>>(row, "stacking")?.as_deref())?,
         quotas: quotas_from_json(&col::<String>(row, "quotas")?)?,
         rules: rules_from_json(&col::<String>(row, "rules")?)?,
         version: col(row, "version")?,
@@ -111,9 +113,9 @@ async fn try_insert(store: &PostgresStore, c: &Campaign, max: u64) -> Result<(),
         "INSERT INTO campaign (id, project_id, ref_code, name, description, image_url, \
          start_date, end_date, status, priority, channel, group_name, quotas, rules, version, \
          created_by, last_modified_by, created_date, last_modified_date, \
-         search_name, search_ref_code, search_group_name) \
+         search_name, search_ref_code, search_group_name, stacking) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::jsonb, $14::jsonb, \
-         $15, $16, $17, $18, $19, $20, $21, $22)",
+         $15, $16, $17, $18, $19, $20, $21, $22, $23::jsonb)",
     )
     .bind(c.id)
     .bind(&c.project_id)
@@ -137,6 +139,7 @@ async fn try_insert(store: &PostgresStore, c: &Campaign, max: u64) -> Result<(),
     .bind(search.name)
     .bind(search.ref_code)
     .bind(search.group_name)
+    .bind(stacking_json(c)?)
     .execute(&mut *tx)
     .await
     .map_err(|e| write_conflict(e, c))?;
@@ -172,8 +175,8 @@ async fn try_update(store: &PostgresStore, c: &Campaign, expected: i64) -> Resul
          group_name = $10, quotas = $11::jsonb, rules = $12::jsonb, version = $13, \
          created_by = $14, last_modified_by = $15, created_date = $16, \
          last_modified_date = $17, search_name = $18, search_ref_code = $19, \
-         search_group_name = $20 \
-         WHERE project_id = $21 AND id = $22",
+         search_group_name = $20, stacking = $21::jsonb \
+         WHERE project_id = $22 AND id = $23",
     )
     .bind(&c.ref_code)
     .bind(&c.name)
@@ -195,6 +198,7 @@ async fn try_update(store: &PostgresStore, c: &Campaign, expected: i64) -> Resul
     .bind(search.name)
     .bind(search.ref_code)
     .bind(search.group_name)
+    .bind(stacking_json(c)?)
     .bind(&c.project_id)
     .bind(c.id)
     .execute(&mut *tx)

@@ -52,11 +52,12 @@ use std::future::Future;
 use std::str::FromStr;
 use std::time::Duration;
 
+use sqlx::migrate::Migration;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 use sqlx::Connection;
 
 use super::sql::calls::{detached, read_timed_out};
-use super::sql::{db_error, migrate_error};
+use super::sql::{db_error, migrate};
 use crate::{Error, Result};
 
 /// The schema, embedded at compile time from `migrations/postgres`.
@@ -117,6 +118,46 @@ const MAX_ATTEMPTS: u32 = 5;
 #[derive(Debug, Clone)]
 pub struct PostgresStore {
     pool: PgPool,
+    /// Longest a caller waits for one call: [`CALL_TIMEOUT`], or longer
+    /// when the pool's acquire timeout was configured longer.
+    call_timeout: Duration,
+}
+
+/// How [`PostgresStore::connect_with`] sets up its pool. Build it from
+/// [`Default`] and change fields:
+///
+/// ```
+/// let mut options = accord::store::postgres::PostgresOptions::default();
+/// options.max_connections = 32;
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PostgresOptions {
+    /// Connections of the pool. Default 10.
+    pub max_connections: u32,
+    /// How long a call waits for a working connection before it fails as
+    /// [`Unavailable`](crate::ErrorKind::Unavailable). Default
+    /// [`ACQUIRE_TIMEOUT`]; a longer one also lengthens the call bound
+    /// ([`CALL_TIMEOUT`]) to one second past it.
+    pub acquire_timeout: Duration,
+    /// The server's `statement_timeout` (unless the URL's `options` sets
+    /// it). Default [`STATEMENT_TIMEOUT`].
+    pub statement_timeout: Duration,
+    /// Whether to apply pending migrations on connecting. Default `true`;
+    /// without, run them first (`accord migrate`, or
+    /// [`PostgresStore::migrate`]).
+    pub migrate: bool,
+}
+
+impl Default for PostgresOptions {
+    fn default() -> Self {
+        PostgresOptions {
+            max_connections: POOL_SIZE,
+            acquire_timeout: ACQUIRE_TIMEOUT,
+            statement_timeout: STATEMENT_TIMEOUT,
+            migrate: true,
+        }
+    }
 }
 
 impl PostgresStore {
@@ -128,24 +169,37 @@ impl PostgresStore {
     /// The pool fails fast while the database is unreachable and recovers
     /// by itself when it is back (see the module docs for every bound).
     pub async fn connect(url: &str) -> Result<PostgresStore> {
-        let options = PostgresStore::connect_options(url)?;
-        let pool = PostgresStore::pool_options()
-            .connect_with(options)
+        PostgresStore::connect_with(url, &PostgresOptions::default()).await
+    }
+
+    /// [`connect`](Self::connect) with the pool size, timeouts and
+    /// migration of `options`.
+    pub async fn connect_with(url: &str, options: &PostgresOptions) -> Result<PostgresStore> {
+        let connect = PostgresStore::connect_options(url, options.statement_timeout)?;
+        let pool = PostgresStore::pool_options(options)
+            .connect_with(connect)
             .await
             .map_err(db_error)?;
-        PostgresStore::from_pool(pool).await
+        let store = PostgresStore {
+            pool,
+            call_timeout: CALL_TIMEOUT.max(options.acquire_timeout + Duration::from_secs(1)),
+        };
+        if options.migrate {
+            store.migrate().await?;
+        }
+        Ok(store)
     }
 
     /// The connect options of `url` plus the server-side bounds of the
     /// module docs, each unless the URL's `options` already sets it.
-    fn connect_options(url: &str) -> Result<PgConnectOptions> {
+    fn connect_options(url: &str, statement_timeout: Duration) -> Result<PgConnectOptions> {
         let options = PgConnectOptions::from_str(url).map_err(db_error)?;
         let given = options.get_options().unwrap_or_default().to_owned();
         let (idle, interval, count) = SERVER_KEEPALIVE;
         let settings = [
             (
                 "statement_timeout",
-                STATEMENT_TIMEOUT.as_millis().to_string(),
+                statement_timeout.as_millis().to_string(),
             ),
             (
                 "idle_in_transaction_session_timeout",
@@ -169,10 +223,10 @@ impl PostgresStore {
     /// the database or the network dropped are replaced rather than handed
     /// out; one that comes back inside a transaction, or does not answer
     /// within [`RELEASE_CHECK_TIMEOUT`], is closed.
-    fn pool_options() -> PgPoolOptions {
+    fn pool_options(options: &PostgresOptions) -> PgPoolOptions {
         PgPoolOptions::new()
-            .max_connections(POOL_SIZE)
-            .acquire_timeout(ACQUIRE_TIMEOUT)
+            .max_connections(options.max_connections.max(1))
+            .acquire_timeout(options.acquire_timeout)
             .test_before_acquire(true)
             .after_release(|conn, _| Box::pin(async move { released_clean(conn).await }))
             .before_acquire(|conn, _| Box::pin(async move { Ok(!conn.is_in_transaction()) }))
@@ -180,12 +234,80 @@ impl PostgresStore {
 
     /// A store on a pool the application configured itself; migrates the
     /// database. (Concurrent migrations from several processes are safe:
-    /// sqlx serialises them with an advisory lock.) The calls of the store
-    /// are bounded as the module docs say; the server-side settings are
-    /// the pool's own.
+    /// they take an advisory lock.) The calls of the store are bounded as
+    /// the module docs say; the server-side settings are the pool's own.
     pub async fn from_pool(pool: PgPool) -> Result<PostgresStore> {
-        migrate(&pool).await?;
-        Ok(PostgresStore { pool })
+        let store = PostgresStore::from_pool_unmigrated(pool);
+        store.migrate().await?;
+        Ok(store)
+    }
+
+    /// A store on a pool the application configured itself, without
+    /// migrating: for a host that runs the migrations at deploy time
+    /// (`accord migrate`, or [`migrate`](Self::migrate) from its own
+    /// deploy step).
+    pub fn from_pool_unmigrated(pool: PgPool) -> PostgresStore {
+        PostgresStore {
+            pool,
+            call_timeout: CALL_TIMEOUT,
+        }
+    }
+
+    /// Applies the pending migrations (safe from several processes at
+    /// once). Accord records them in its own table, `accord_migrations`,
+    /// never in sqlx's `_sqlx_migrations`; rows an older Accord left in
+    /// `_sqlx_migrations` are moved over on the first run.
+    pub async fn migrate(&self) -> Result<()> {
+        migrate(&self.pool).await
+    }
+
+    /// The versions of the migrations not applied yet (none applied, none
+    /// written).
+    pub async fn pending_migrations(&self) -> Result<Vec<i64>> {
+        pending_versions(&self.pool).await
+    }
+
+    /// The pool's connections now: (open, idle).
+    pub fn pool_state(&self) -> (u32, u32) {
+        (
+            self.pool.size(),
+            u32::try_from(self.pool.num_idle()).unwrap_or(u32::MAX),
+        )
+    }
+
+    /// The value kept under `name` in the service's settings; `value`
+    /// stored first if there is none (the first of several processes
+    /// wins, the others read its value).
+    pub async fn setting_or_insert(&self, name: &str, value: &str) -> Result<String> {
+        let (name, value) = (name.to_owned(), value.to_owned());
+        self.write_call(move |s| async move {
+            sqlx::query(
+                "INSERT INTO accord_settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
+            )
+            .bind(&name)
+            .bind(&value)
+            .execute(s.pool())
+            .await
+            .map_err(db_error)?;
+            sqlx::query_scalar("SELECT value FROM accord_settings WHERE name = $1")
+                .bind(&name)
+                .fetch_one(s.pool())
+                .await
+                .map_err(db_error)
+        })
+        .await
+    }
+
+    /// The value kept under `name`, if any.
+    pub async fn setting(&self, name: &str) -> Result<Option<String>> {
+        self.read_call(async {
+            sqlx::query_scalar("SELECT value FROM accord_settings WHERE name = $1")
+                .bind(name)
+                .fetch_optional(self.pool())
+                .await
+                .map_err(db_error)
+        })
+        .await
     }
 
     /// Closes every connection, waiting for them to finish.
@@ -200,9 +322,9 @@ impl PostgresStore {
     /// Runs a read in place, for [`CALL_TIMEOUT`] at most. See
     /// `crate::store::sql::calls`.
     async fn read_call<T>(&self, read: impl Future<Output = Result<T>>) -> Result<T> {
-        tokio::time::timeout(CALL_TIMEOUT, read)
+        tokio::time::timeout(self.call_timeout, read)
             .await
-            .unwrap_or_else(|_| Err(read_timed_out(CALL_TIMEOUT)))
+            .unwrap_or_else(|_| Err(read_timed_out(self.call_timeout)))
     }
 
     /// Runs a write to completion (or to [`WRITE_LIMIT`]) as a task of its
@@ -220,7 +342,7 @@ impl PostgresStore {
                 .await
                 .unwrap_or_else(|_| Err(read_timed_out(WRITE_LIMIT)))
         };
-        detached(bounded, Some(CALL_TIMEOUT)).await
+        detached(bounded, Some(self.call_timeout)).await
     }
 
     /// Whether the database takes writes now: it answers, within
@@ -242,19 +364,159 @@ impl PostgresStore {
     }
 }
 
-/// Runs the migrations on a connection of their own, without the
+/// Lock id of the migrations (`pg_advisory_lock`): "accord" in ASCII.
+const MIGRATION_LOCK: i64 = 0x6163_636f_7264;
+
+/// Runs the pending migrations on a connection of their own, without the
 /// statement timeout: a migration may take longer than a request (an index
 /// on a big table) and waits for another process's migration lock. The
 /// connection is closed afterwards, so its settings never reach the pool.
+/// The history is Accord's own table (see `crate::store::sql::migrate`).
 async fn migrate(pool: &PgPool) -> Result<()> {
     let mut conn = pool.acquire().await.map_err(db_error)?;
-    sqlx::query("SET statement_timeout = 0")
-        .execute(&mut *conn)
-        .await
-        .map_err(db_error)?;
-    let migrated = MIGRATOR.run(&mut *conn).await.map_err(migrate_error);
+    let migrated = async {
+        sqlx::query("SET statement_timeout = 0")
+            .execute(&mut *conn)
+            .await
+            .map_err(db_error)?;
+        sqlx::query("SELECT pg_advisory_lock($1)")
+            .bind(MIGRATION_LOCK)
+            .execute(&mut *conn)
+            .await
+            .map_err(db_error)?;
+        let applied = apply_pending(&mut conn).await;
+        let unlocked = sqlx::query("SELECT pg_advisory_unlock($1)")
+            .bind(MIGRATION_LOCK)
+            .execute(&mut *conn)
+            .await
+            .map_err(db_error);
+        applied.and(unlocked.map(drop))
+    }
+    .await;
     let _ = conn.detach().close().await;
     migrated
+}
+
+/// Under the migration lock: the history table, rows adopted from
+/// `_sqlx_migrations`, then each pending migration in a transaction with
+/// its history row.
+async fn apply_pending(conn: &mut PgConnection) -> Result<()> {
+    use sqlx::Executor as _;
+    sqlx::query(
+        "CREATE TABLE IF NOT EXISTS accord_migrations (
+            version BIGINT PRIMARY KEY,
+            description TEXT NOT NULL,
+            checksum BYTEA NOT NULL,
+            installed_on TIMESTAMPTZ NOT NULL DEFAULT now())",
+    )
+    .execute(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    let ups = migrate::ups(&MIGRATOR);
+    adopt_sqlx_history(conn, &ups).await?;
+    for m in migrate::pending(&ups, &history(conn).await?)? {
+        let mut tx = conn.begin().await.map_err(db_error)?;
+        tx.execute(&*m.sql).await.map_err(db_error)?;
+        sqlx::query(
+            "INSERT INTO accord_migrations (version, description, checksum) VALUES ($1, $2, $3)",
+        )
+        .bind(m.version)
+        .bind(&*m.description)
+        .bind(&*m.checksum)
+        .execute(&mut *tx)
+        .await
+        .map_err(db_error)?;
+        tx.commit().await.map_err(db_error)?;
+        tracing::info!(version = m.version, description = %m.description, "applied a migration");
+    }
+    Ok(())
+}
+
+/// The applied history: (version, checksum).
+async fn history(conn: &mut PgConnection) -> Result<Vec<(i64, Vec<u8>)>> {
+    sqlx::query_as("SELECT version, checksum FROM accord_migrations ORDER BY version")
+        .fetch_all(&mut *conn)
+        .await
+        .map_err(db_error)
+}
+
+/// Moves Accord's rows (same version and checksum) from `_sqlx_migrations`
+/// (in the search path), where versions before the history table recorded
+/// them, into `accord_migrations`, in one transaction.
+async fn adopt_sqlx_history(conn: &mut PgConnection, ups: &[&Migration]) -> Result<()> {
+    let exists: Option<String> = sqlx::query_scalar("SELECT to_regclass('_sqlx_migrations')::text")
+        .fetch_one(&mut *conn)
+        .await
+        .map_err(db_error)?;
+    if exists.is_none() {
+        return Ok(());
+    }
+    let mut tx = conn.begin().await.map_err(db_error)?;
+    let mut moved = 0;
+    for m in ups {
+        let taken = sqlx::query(
+            "DELETE FROM _sqlx_migrations WHERE version = $1 AND checksum = $2 AND success",
+        )
+        .bind(m.version)
+        .bind(&*m.checksum)
+        .execute(&mut *tx)
+        .await
+        .map_err(db_error)?;
+        if taken.rows_affected() > 0 {
+            sqlx::query(
+                "INSERT INTO accord_migrations (version, description, checksum)
+                 VALUES ($1, $2, $3) ON CONFLICT (version) DO NOTHING",
+            )
+            .bind(m.version)
+            .bind(&*m.description)
+            .bind(&*m.checksum)
+            .execute(&mut *tx)
+            .await
+            .map_err(db_error)?;
+            moved += 1;
+        }
+    }
+    tx.commit().await.map_err(db_error)?;
+    if moved > 0 {
+        tracing::info!(
+            moved,
+            "moved Accord's migration history from _sqlx_migrations to accord_migrations"
+        );
+    }
+    Ok(())
+}
+
+/// The versions of the migrations not applied yet, without applying any
+/// (the rows `_sqlx_migrations` holds for Accord count as applied).
+async fn pending_versions(pool: &PgPool) -> Result<Vec<i64>> {
+    let ups = migrate::ups(&MIGRATOR);
+    let mut conn = pool.acquire().await.map_err(db_error)?;
+    let mut applied: Vec<(i64, Vec<u8>)> = Vec::new();
+    for table in ["accord_migrations", "_sqlx_migrations"] {
+        let exists: Option<String> = sqlx::query_scalar("SELECT to_regclass($1)::text")
+            .bind(table)
+            .fetch_one(&mut *conn)
+            .await
+            .map_err(db_error)?;
+        if exists.is_none() {
+            continue;
+        }
+        let rows: Vec<(i64, Vec<u8>)> =
+            sqlx::query_as(&format!("SELECT version, checksum FROM {table}"))
+                .fetch_all(&mut *conn)
+                .await
+                .map_err(db_error)?;
+        applied.extend(rows.into_iter().filter(|(v, c)| {
+            table == "accord_migrations"
+                || ups
+                    .iter()
+                    .any(|m| m.version == *v && m.checksum.as_ref() == c.as_slice())
+        }));
+    }
+    Ok(migrate::pending(&ups, &applied)?
+        .iter()
+        .map(|m| m.version)
+        .collect())
 }
 
 /// Whether a connection back in the pool may be reused: it answers a ping
@@ -347,7 +609,7 @@ mod tests {
     /// connection the database or the network dropped is never handed out.
     #[test]
     fn the_pool_fails_fast_and_checks_connections() {
-        let options = PostgresStore::pool_options();
+        let options = PostgresStore::pool_options(&PostgresOptions::default());
         assert!(options.get_acquire_timeout() <= Duration::from_secs(5));
         assert!(options.get_test_before_acquire());
         assert_eq!(options.get_max_connections(), POOL_SIZE);
@@ -360,9 +622,11 @@ mod tests {
 
     #[test]
     fn server_bounds_go_with_the_connection_unless_the_url_sets_them() {
-        let options =
-            PostgresStore::connect_options("postgres://u@h/db?options=-c%20search_path%3Ds")
-                .unwrap();
+        let options = PostgresStore::connect_options(
+            "postgres://u@h/db?options=-c%20search_path%3Ds",
+            STATEMENT_TIMEOUT,
+        )
+        .unwrap();
         let sent = options.get_options().unwrap();
         assert!(sent.contains("search_path=s"), "{sent}");
         assert!(sent.contains("-c statement_timeout=3500"), "{sent}");
@@ -373,6 +637,7 @@ mod tests {
         assert!(sent.contains("-c tcp_keepalives_idle=30"), "{sent}");
         let options = PostgresStore::connect_options(
             "postgres://u@h/db?options=-c%20statement_timeout%3D60000",
+            STATEMENT_TIMEOUT,
         )
         .unwrap();
         let sent = options.get_options().unwrap();

@@ -12,7 +12,7 @@ use crate::store::sql::calls::store_calls;
 use crate::store::sql::{
     campaign_not_found, campaign_order_by, corrupt, db_error, duplicate_id, duplicate_ref_code,
     is_unique_violation, limit_offset, quotas_from_json, quotas_json, rules_from_json, rules_json,
-    stale_version, SearchColumns,
+    stacking_from_json, stacking_json, stale_version, SearchColumns,
 };
 use crate::store::{CampaignQuery, CampaignStore, Page, Period};
 use crate::Result;
@@ -20,7 +20,7 @@ use crate::Result;
 /// The columns a [`Campaign`] is read from, in [`campaign_from_row`]'s terms.
 const CAMPAIGN_COLUMNS: &str = "id, project_id, ref_code, name, description, image_url, \
      start_date, end_date, status, priority, channel, group_name, quotas, rules, version, \
-     created_by, last_modified_by, created_date, last_modified_date";
+     created_by, last_modified_by, created_date, last_modified_date, stacking";
 
 /// A timestamp as stored: microseconds since the epoch (see the migration).
 pub(super) fn micros(t: DateTime<Utc>) -> i64 {
@@ -59,6 +59,7 @@ fn campaign_from_row(row: &SqliteRow) -> Result<Campaign> {
         priority: col(row, "priority")?,
         channel: col(row, "channel")?,
         group_name: col(row, "group_name")?,
+        stacking: stacking_from_json(col::<Option<String>>(row, "stacking")?.as_deref())?,
         quotas: quotas_from_json(&col::<String>(row, "quotas")?)?,
         rules: rules_from_json(&col::<String>(row, "rules")?)?,
         version: col(row, "version")?,
@@ -161,8 +162,8 @@ impl SqliteStore {
             "INSERT INTO campaign (id, project_id, ref_code, name, description, image_url, \
              start_date, end_date, status, priority, channel, group_name, quotas, rules, version, \
              created_by, last_modified_by, created_date, last_modified_date, \
-             search_name, search_ref_code, search_group_name) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             search_name, search_ref_code, search_group_name, stacking) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )
         .bind(c.id.to_string())
         .bind(&c.project_id)
@@ -186,6 +187,7 @@ impl SqliteStore {
         .bind(search.name)
         .bind(search.ref_code)
         .bind(search.group_name)
+        .bind(stacking_json(c)?)
         .execute(&mut *w.tx)
         .await;
         match inserted {
@@ -224,7 +226,7 @@ impl SqliteStore {
              start_date = ?, end_date = ?, status = ?, priority = ?, channel = ?, group_name = ?, \
              quotas = ?, rules = ?, version = ?, created_by = ?, last_modified_by = ?, \
              created_date = ?, last_modified_date = ?, \
-             search_name = ?, search_ref_code = ?, search_group_name = ? \
+             search_name = ?, search_ref_code = ?, search_group_name = ?, stacking = ? \
              WHERE project_id = ? AND id = ?",
         )
         .bind(&c.ref_code)
@@ -247,6 +249,7 @@ impl SqliteStore {
         .bind(search.name)
         .bind(search.ref_code)
         .bind(search.group_name)
+        .bind(stacking_json(c)?)
         .bind(&c.project_id)
         .bind(c.id.to_string())
         .execute(&mut *w.tx)

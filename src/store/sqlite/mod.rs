@@ -50,7 +50,7 @@ use sqlx::{Connection, Sqlite, SqliteConnection, Transaction};
 use tokio::sync::{Mutex, MutexGuard};
 
 use super::sql::calls::detached;
-use super::sql::{db_error, migrate_error};
+use super::sql::{db_error, migrate};
 use crate::{Error, Result};
 
 /// The schema, embedded at compile time from `migrations/sqlite`.
@@ -111,6 +111,16 @@ impl SqliteStore {
     /// `sqlite://accord.db?mode=rwc`). For a database in memory use
     /// [`open_in_memory`](SqliteStore::open_in_memory).
     pub async fn open(path_or_url: &str) -> Result<SqliteStore> {
+        let store = SqliteStore::open_unmigrated(path_or_url).await?;
+        store.migrate().await?;
+        Ok(store)
+    }
+
+    /// [`open`](Self::open) without migrating: for a deploy step that
+    /// checks or applies the migrations itself
+    /// ([`pending_migrations`](Self::pending_migrations),
+    /// [`migrate`](Self::migrate)).
+    pub async fn open_unmigrated(path_or_url: &str) -> Result<SqliteStore> {
         let options = if path_or_url.starts_with("sqlite:") {
             SqliteConnectOptions::from_str(path_or_url).map_err(db_error)?
         } else {
@@ -127,7 +137,7 @@ impl SqliteStore {
             .connect_with(options)
             .await
             .map_err(db_error)?;
-        SqliteStore::migrated(pool).await
+        Ok(SqliteStore::unmigrated(pool))
     }
 
     /// A fresh private database in memory, for tests and short-lived
@@ -153,20 +163,139 @@ impl SqliteStore {
     }
 
     async fn migrated(pool: SqlitePool) -> Result<SqliteStore> {
-        // SQLite has no migration lock: the migrations run inside one
-        // `BEGIN IMMEDIATE` transaction (each migration a savepoint in it),
-        // which holds the file's write lock, so processes opening a new
-        // file at the same moment migrate one after the other, and the
-        // later ones find every migration applied.
-        let mut conn = pool.acquire().await.map_err(db_error)?;
-        let mut tx = conn.begin_with("BEGIN IMMEDIATE").await.map_err(db_error)?;
-        MIGRATOR.run(&mut *tx).await.map_err(migrate_error)?;
-        tx.commit().await.map_err(db_error)?;
-        drop(conn);
-        Ok(SqliteStore {
+        let store = SqliteStore::unmigrated(pool);
+        store.migrate().await?;
+        Ok(store)
+    }
+
+    fn unmigrated(pool: SqlitePool) -> SqliteStore {
+        SqliteStore {
             pool,
             write_gate: Arc::new(Mutex::new(())),
+        }
+    }
+
+    /// Applies the pending migrations. Accord records them in its own
+    /// table, `accord_migrations`, never in sqlx's `_sqlx_migrations`; rows
+    /// an older Accord left in `_sqlx_migrations` are moved over on the
+    /// first run.
+    ///
+    /// SQLite has no migration lock: the migrations run inside one
+    /// `BEGIN IMMEDIATE` transaction, which holds the file's write lock, so
+    /// processes opening a new file at the same moment migrate one after
+    /// the other, and the later ones find every migration applied.
+    pub async fn migrate(&self) -> Result<()> {
+        use sqlx::Executor as _;
+        let mut conn = self.pool.acquire().await.map_err(db_error)?;
+        let mut tx = conn.begin_with("BEGIN IMMEDIATE").await.map_err(db_error)?;
+        sqlx::query(
+            "CREATE TABLE IF NOT EXISTS accord_migrations (
+                version INTEGER PRIMARY KEY,
+                description TEXT NOT NULL,
+                checksum BLOB NOT NULL,
+                installed_on TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)",
+        )
+        .execute(&mut *tx)
+        .await
+        .map_err(db_error)?;
+        let ups = migrate::ups(&MIGRATOR);
+        if has_table(&mut tx, "_sqlx_migrations").await? {
+            for m in &ups {
+                let taken = sqlx::query(
+                    "DELETE FROM _sqlx_migrations WHERE version = ? AND checksum = ? AND success",
+                )
+                .bind(m.version)
+                .bind(&*m.checksum)
+                .execute(&mut *tx)
+                .await
+                .map_err(db_error)?;
+                if taken.rows_affected() > 0 {
+                    record(&mut tx, m, "INSERT OR IGNORE").await?;
+                }
+            }
+        }
+        let applied: Vec<(i64, Vec<u8>)> =
+            sqlx::query_as("SELECT version, checksum FROM accord_migrations ORDER BY version")
+                .fetch_all(&mut *tx)
+                .await
+                .map_err(db_error)?;
+        for m in migrate::pending(&ups, &applied)? {
+            tx.execute(&*m.sql).await.map_err(db_error)?;
+            record(&mut tx, m, "INSERT").await?;
+        }
+        tx.commit().await.map_err(db_error)?;
+        Ok(())
+    }
+
+    /// The versions of the migrations not applied yet (none applied, none
+    /// written; the rows `_sqlx_migrations` holds for Accord count as
+    /// applied).
+    pub async fn pending_migrations(&self) -> Result<Vec<i64>> {
+        let ups = migrate::ups(&MIGRATOR);
+        let mut tx = self.read().await?;
+        let mut applied: Vec<(i64, Vec<u8>)> = Vec::new();
+        for table in ["accord_migrations", "_sqlx_migrations"] {
+            if !has_table(&mut tx, table).await? {
+                continue;
+            }
+            let rows: Vec<(i64, Vec<u8>)> =
+                sqlx::query_as(&format!("SELECT version, checksum FROM {table}"))
+                    .fetch_all(&mut *tx)
+                    .await
+                    .map_err(db_error)?;
+            applied.extend(rows.into_iter().filter(|(v, c)| {
+                table == "accord_migrations"
+                    || ups
+                        .iter()
+                        .any(|m| m.version == *v && m.checksum.as_ref() == c.as_slice())
+            }));
+        }
+        Ok(migrate::pending(&ups, &applied)?
+            .iter()
+            .map(|m| m.version)
+            .collect())
+    }
+
+    /// The pool's connections now: (open, idle).
+    pub fn pool_state(&self) -> (u32, u32) {
+        (
+            self.pool.size(),
+            u32::try_from(self.pool.num_idle()).unwrap_or(u32::MAX),
+        )
+    }
+
+    /// The value kept under `name` in the service's settings; `value`
+    /// stored first if there is none (the first of several processes
+    /// wins, the others read its value).
+    pub async fn setting_or_insert(&self, name: &str, value: &str) -> Result<String> {
+        let (name, value) = (name.to_owned(), value.to_owned());
+        self.write_call(move |s| async move {
+            let mut w = s.write().await?;
+            sqlx::query("INSERT OR IGNORE INTO accord_settings (name, value) VALUES (?, ?)")
+                .bind(&name)
+                .bind(&value)
+                .execute(&mut *w.tx)
+                .await
+                .map_err(db_error)?;
+            let kept: String =
+                sqlx::query_scalar("SELECT value FROM accord_settings WHERE name = ?")
+                    .bind(&name)
+                    .fetch_one(&mut *w.tx)
+                    .await
+                    .map_err(db_error)?;
+            w.commit().await?;
+            Ok(kept)
         })
+        .await
+    }
+
+    /// The value kept under `name`, if any.
+    pub async fn setting(&self, name: &str) -> Result<Option<String>> {
+        sqlx::query_scalar("SELECT value FROM accord_settings WHERE name = ?")
+            .bind(name)
+            .fetch_optional(self.pool())
+            .await
+            .map_err(db_error)
     }
 
     /// Closes every connection, waiting for them to finish (optional: a
@@ -239,6 +368,35 @@ impl SqliteStore {
             ))),
         }
     }
+}
+
+/// Whether the database has a table `name`.
+async fn has_table(conn: &mut SqliteConnection, name: &str) -> Result<bool> {
+    let found: Option<i64> =
+        sqlx::query_scalar("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?")
+            .bind(name)
+            .fetch_optional(&mut *conn)
+            .await
+            .map_err(db_error)?;
+    Ok(found.is_some())
+}
+
+/// Writes the history row of `m` (`verb`: `INSERT` or `INSERT OR IGNORE`).
+async fn record(
+    conn: &mut SqliteConnection,
+    m: &sqlx::migrate::Migration,
+    verb: &str,
+) -> Result<()> {
+    sqlx::query(&format!(
+        "{verb} INTO accord_migrations (version, description, checksum) VALUES (?, ?, ?)"
+    ))
+    .bind(m.version)
+    .bind(&*m.description)
+    .bind(&*m.checksum)
+    .execute(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    Ok(())
 }
 
 /// The pool settings of every SQLite store: a connection that comes back

@@ -65,6 +65,12 @@ pub fn campaign(project: &str, ref_code: &str) -> Campaign {
         priority: 1,
         channel: Some("web".to_owned()),
         group_name: Some("spring".to_owned()),
+        // Round-trips the stacking column; alone in a group, it stacks.
+        stacking: Some(accord::campaign::Stacking {
+            exclusive: false,
+            group: Some("spring".to_owned()),
+            stop_after: false,
+        }),
         quotas: vec![
             Quota {
                 id: Some("q1".to_owned()),
@@ -123,6 +129,7 @@ pub fn plan(c: &Campaign, charges: &[(&str, &str, &str)], at: DateTime<Utc>) -> 
                     internal_action: false,
                     action_ref: "a1".to_owned(),
                     data: vec![DataItem::text("amount", "10.50")],
+                    ..Then::default()
                 },
             }],
             quotas,

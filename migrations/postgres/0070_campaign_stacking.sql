@@ -1,0 +1,5 @@
+-- How a campaign combines with the others that apply to one request: a
+-- jsonb document ({"exclusive", "group", "stopAfter"}), read whole with the
+-- campaign. NULL: the campaign stacks with every other (every campaign
+-- saved before this column existed).
+ALTER TABLE campaign ADD COLUMN stacking jsonb;
