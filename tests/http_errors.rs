@@ -541,6 +541,15 @@ impl accord::store::LedgerStore for Flaky {
         self.check()?;
         self.inner.ledger_head(project).await
     }
+    async fn erase_subject(
+        &self,
+        project: &str,
+        subject: &str,
+        pseudonym: &str,
+    ) -> Result<accord::consent::erasure::ErasureCounts> {
+        self.check()?;
+        self.inner.erase_subject(project, subject, pseudonym).await
+    }
 }
 
 #[tokio::test]

@@ -13,6 +13,7 @@ mod pg_support;
 
 use std::sync::Arc;
 
+use accord::consent::erasure::PseudonymKey;
 use accord::consent::evidence::HistoryQuery;
 use accord::consent::ledger::{verify_jsonl, LedgerHead, ProblemKind};
 use accord::consent::{AcceptConsentRequest, ContentRecord, PurposeRequest};
@@ -81,7 +82,7 @@ impl<S: HttpStore> Wire<S> {
             local_ip: Some("10.1.2.3".into()),
             os_version: Some("17.2".into()),
             model: Some("phone-x".into()),
-            device_fingerprint_id: Some("fp-77".into()),
+            device_fingerprint_id: Some(format!("fp-{subject}")),
             note: None,
         };
         self.api
@@ -99,7 +100,17 @@ impl<S: HttpStore> Wire<S> {
 
 async fn serve<S: HttpStore>(store: Arc<S>, project: &str) -> Wire<S> {
     let clock = Arc::new(ManualClock::new(t0()));
-    let api = Api::new(store, clock.clone(), Auth::hs256(SECRET).unwrap());
+    let api = Api::new(store, clock.clone(), Auth::hs256(SECRET).unwrap())
+        .with_pseudonym_key(PseudonymKey::new(&[42; 32]).unwrap())
+        .with_receipt_signer(
+            accord::http::receipt::ReceiptSigner::from_seed(&[9; 32]).unwrap(),
+            accord::consent::receipt::Controller {
+                pii_controller: "Example Co.".into(),
+                contact: "privacy@example.com".into(),
+                jurisdiction: "TH".into(),
+                policy_url: "https://example.com/privacy".into(),
+            },
+        );
     let (base, client) = listen(api.clone()).await;
     Wire {
         base,
@@ -427,6 +438,10 @@ async fn postgres_history_and_state() {
 /// acceptance, a withdrawal through the content store, a purpose
 /// withdrawal.
 async fn ledger_story<S: HttpStore>(w: &Wire<S>) {
+    ledger_story_of(w, "u1").await;
+}
+
+async fn ledger_story_of<S: HttpStore>(w: &Wire<S>, subject: &str) {
     let notice = w
         .create(
             "svc-privacy-notice-v1",
@@ -440,11 +455,11 @@ async fn ledger_story<S: HttpStore>(w: &Wire<S>) {
                    "privacyNoticeRef": notice.id, "revision": 1, "status": "PUBLISHED"}),
         )
         .await;
-    let first = w.accept("u1", &consent.id).await;
+    let first = w.accept(subject, &consent.id).await;
     w.accept("u2", &consent.id).await;
     let purpose = |code: &str| PurposeRequest {
         app: Some("shop".into()),
-        data_subject: Some("u1".into()),
+        data_subject: Some(subject.into()),
         purpose_code: Some(code.into()),
     };
     w.api
@@ -458,8 +473,8 @@ async fn ledger_story<S: HttpStore>(w: &Wire<S>) {
             &w.project,
             "svc-consent-acceptance-v1",
             &first,
-            json!({"dataSubject": "u1", "consentId": consent.id, "application": "shop",
-                   "acceptanceDate": t0(), "status": "WITHDRAWN", "note": ""}),
+            json!({"dataSubject": subject, "consentId": consent.id, "application": "shop",
+                   "acceptanceDate": t0(), "status": "WITHDRAWN", "note": "call me on 0812345678"}),
             "support",
         )
         .await
@@ -492,7 +507,7 @@ async fn ledger_exports_and_verifies<S: HttpStore>(w: &Wire<S>) {
     assert_eq!(file.lines().count(), 2);
     let rest = w.get(&w.c("/ledger?after=2")).await.text().await.unwrap();
     file.push_str(&rest);
-    for personal in ["u1", "u2", "10.1.2.3", "fp-77", "Mozilla", "phone-x"] {
+    for personal in ["u1", "u2", "10.1.2.3", "fp-u1", "Mozilla", "phone-x"] {
         assert!(!file.contains(personal), "{personal} in the ledger: {file}");
     }
     let offline = verify_jsonl(file.as_bytes(), Some(&head)).unwrap();
@@ -628,4 +643,321 @@ async fn postgres_tampering_is_named() {
         }
     })
     .await;
+}
+
+/// The identifier of the erasure tests: searched for in the raw rows.
+const ALICE: &str = "alice@example.com";
+
+async fn post<S: HttpStore>(w: &Wire<S>, path: &str, body: &Value, token: &str) -> (u16, Value) {
+    let res = w
+        .client
+        .post(format!("{}{path}", w.base))
+        .bearer_auth(token)
+        .json(body)
+        .send()
+        .await
+        .unwrap();
+    parts(res).await
+}
+
+/// Export holds every record of the subject and nothing of others; erasure
+/// pseudonymizes them, reports it, and the ledger still verifies. Returns
+/// the pseudonym.
+#[allow(clippy::too_many_lines)] // one story, told in order
+async fn export_and_erase<S: HttpStore>(w: &Wire<S>) -> String {
+    ledger_story_of(w, ALICE).await;
+    let (status, export) = post(
+        w,
+        &w.c("/subjects/export"),
+        &json!({"dataSubject": ALICE}),
+        &w.token,
+    )
+    .await;
+    assert_eq!(status, 200, "{export}");
+    let lib = w
+        .api
+        .consent()
+        .export_subject(&w.project, ALICE)
+        .await
+        .unwrap();
+    assert_eq!(export, serde_json::to_value(&lib).unwrap());
+    assert_eq!(export["format"], "accord-subject-export/1");
+    assert_eq!(
+        export["acceptances"].as_array().unwrap().len(),
+        2,
+        "two versions"
+    );
+    assert_eq!(export["purposeEvents"].as_array().unwrap().len(), 2);
+    assert_eq!(export["history"].as_array().unwrap().len(), 4);
+    assert_eq!(export["consents"].as_array().unwrap().len(), 1);
+    assert_eq!(export["privacyNotices"].as_array().unwrap().len(), 1);
+    assert!(
+        !export.to_string().contains("u2"),
+        "another subject in the export"
+    );
+    assert!(export.to_string().contains("fp-alice@example.com"));
+
+    // Erasure needs consent.admin.
+    let auditor = token(&[scope::CONSENT_AUDIT], &[w.project.as_str()]);
+    let (status, _) = post(
+        w,
+        &w.c("/subjects/erase"),
+        &json!({"dataSubject": ALICE}),
+        &auditor,
+    )
+    .await;
+    assert_eq!(status, 403);
+    let (status, body) = post(w, &w.c("/subjects/erase"), &json!({}), &w.token).await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (422, Some("validation_failed")),
+        "{body}"
+    );
+    let (status, report) = post(
+        w,
+        &w.c("/subjects/erase"),
+        &json!({"dataSubject": ALICE}),
+        &w.token,
+    )
+    .await;
+    assert_eq!(status, 200, "{report}");
+    assert_eq!(
+        report["erased"],
+        json!({"acceptanceVersions": 2, "purposeEvents": 2, "ledgerSalts": 4})
+    );
+    let pseudonym = report["pseudonym"].as_str().unwrap().to_owned();
+    assert!(pseudonym.starts_with("pseudonym:"));
+    assert!(report["erasedFields"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("localIp")));
+
+    // Nothing personal is left; the proof is.
+    let (_, export) = post(
+        w,
+        &w.c("/subjects/export"),
+        &json!({"dataSubject": ALICE}),
+        &w.token,
+    )
+    .await;
+    assert_eq!(export["acceptances"], json!([]));
+    assert_eq!(export["purposeEvents"], json!([]));
+    let (_, export) = post(
+        w,
+        &w.c("/subjects/export"),
+        &json!({"dataSubject": pseudonym}),
+        &w.token,
+    )
+    .await;
+    let text = export.to_string();
+    assert!(!text.contains(ALICE), "{text}");
+    assert!(
+        !text.contains("10.1.2.3") && !text.contains("0812345678"),
+        "{text}"
+    );
+    let acceptances = export["acceptances"].as_array().unwrap();
+    assert_eq!(acceptances.len(), 2);
+    assert_eq!(acceptances[0]["data"]["dataSubject"], pseudonym.as_str());
+    assert_eq!(acceptances[0]["data"]["localIp"], "");
+    assert_eq!(acceptances[0]["data"]["consentRevision"], 1);
+    assert_eq!(acceptances[0]["data"]["country"], "TH");
+    assert_eq!(acceptances[1]["data"]["status"], "WITHDRAWN");
+    let (history, _) = w
+        .json(&w.c(&format!(
+            "/subjects/history?dataSubject={}",
+            urlencode(&pseudonym)
+        )))
+        .await;
+    assert_eq!(history.as_array().unwrap().len(), 4, "{history}");
+    let (report, _) = w.json(&w.c("/ledger/verify")).await;
+    assert_eq!(
+        (report["valid"].clone(), report["entries"].clone()),
+        (json!(true), json!(5)),
+        "{report}"
+    );
+    // Erasing again, or the pseudonym, changes nothing.
+    let (_, again) = post(
+        w,
+        &w.c("/subjects/erase"),
+        &json!({"dataSubject": ALICE}),
+        &w.token,
+    )
+    .await;
+    assert_eq!(
+        again["erased"],
+        json!({"acceptanceVersions": 0, "purposeEvents": 0, "ledgerSalts": 0})
+    );
+    assert_eq!(again["pseudonym"], pseudonym.as_str());
+    pseudonym
+}
+
+#[tokio::test]
+async fn memory_export_and_erasure() {
+    let w = serve(Arc::new(MemoryStore::new()), "erase").await;
+    export_and_erase(&w).await;
+    // Without a key, erasure is refused and changes nothing.
+    let api = Api::new(
+        Arc::new(MemoryStore::new()),
+        w.clock.clone(),
+        Auth::hs256(SECRET).unwrap(),
+    );
+    let err = api.consent().erase_subject("p", ALICE).await.unwrap_err();
+    assert_eq!(err.code(), "erasure_not_configured");
+}
+
+#[tokio::test]
+async fn sqlite_erasure_leaves_no_identifier_in_the_rows() {
+    use sqlx::Connection;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("erase.db");
+    let store = Arc::new(SqliteStore::open(path.to_str().unwrap()).await.unwrap());
+    let w = serve(store, "erase").await;
+    export_and_erase(&w).await;
+    let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap();
+    let mut all = String::new();
+    for sql in [
+        "SELECT project_id || id || data || number_keys || created_by || last_modified_by FROM content_version",
+        "SELECT project_id || id || data_subject || app || purpose_code || coalesce(consent_id, '') FROM purpose_event",
+        "SELECT project_id || record_id || entry || coalesce(salt, '') FROM consent_ledger",
+        "SELECT project_id || hash FROM consent_ledger_head",
+    ] {
+        let rows: Vec<String> = sqlx::query_scalar(sql).fetch_all(&mut conn).await.unwrap();
+        assert!(!rows.is_empty(), "{sql}");
+        all.push_str(&rows.join("\n"));
+    }
+    assert!(all.contains("u2"), "the search sees the rows");
+    assert!(!all.contains(ALICE), "the identifier is still in a row");
+    assert!(!all.contains("0812345678"), "a note is still in a row");
+}
+
+#[tokio::test]
+async fn postgres_erasure_leaves_no_identifier_in_the_rows() {
+    use sqlx::Connection;
+    let Some(url) = pg_support::database_url("erasure over PostgreSQL") else {
+        return;
+    };
+    let schema = pg_support::create_schema(&url, "erase", "").await;
+    let url = pg_support::with_schema(&url, &schema);
+    let store = Arc::new(
+        accord::store::postgres::PostgresStore::connect(&url)
+            .await
+            .unwrap(),
+    );
+    let w = serve(store, "erase").await;
+    export_and_erase(&w).await;
+    let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
+    let mut all = String::new();
+    for table in [
+        "content_version",
+        "purpose_event",
+        "consent_ledger",
+        "consent_ledger_head",
+    ] {
+        let rows: Vec<String> = sqlx::query_scalar(&format!("SELECT t::text FROM {table} t"))
+            .fetch_all(&mut conn)
+            .await
+            .unwrap();
+        assert!(!rows.is_empty(), "{table}");
+        all.push_str(&rows.join("\n"));
+    }
+    assert!(all.contains("u2"), "the search sees the rows");
+    assert!(!all.contains(ALICE), "the identifier is still in a row");
+    assert!(!all.contains("0812345678"), "a note is still in a row");
+}
+
+/// Receipts: fetched again byte for byte, signed with the published key,
+/// in the ledger; one changed byte fails.
+async fn receipts_verify<S: HttpStore>(store: Arc<S>, project: &str) {
+    use accord::http::receipt::{receipt_in_ledger, verify_receipt, ReceiptError};
+    let w = serve(store, project).await;
+    ledger_story(&w).await;
+    let (history, _) = w.json(&w.c("/subjects/history?dataSubject=u1")).await;
+    let acceptance = history[0]["recordId"].as_str().unwrap().to_owned();
+    let (signed, _) = w
+        .json(&w.c(&format!("/receipts/{acceptance}?version=1")))
+        .await;
+    let (again, _) = w
+        .json(&w.c(&format!("/receipts/{acceptance}?version=1")))
+        .await;
+    assert_eq!(signed, again, "a receipt is fetched again unchanged");
+    let (latest, _) = w.json(&w.c(&format!("/receipts/{acceptance}"))).await;
+    assert_eq!(latest["receipt"]["status"], "WITHDRAWN");
+    assert_eq!(latest["receiptId"], format!("{acceptance}.2"));
+    let receipt = &signed["receipt"];
+    assert_eq!(receipt["version"], "KI-CR-v1.1.0");
+    assert_eq!(receipt["status"], "ACCEPTED");
+    assert_eq!(receipt["jurisdiction"], "TH");
+    assert_eq!(receipt["piiControllers"][0]["piiController"], "Example Co.");
+    assert_eq!(receipt["services"][0]["service"], "shop");
+    assert_eq!(receipt["services"][0]["purposes"][1]["purpose"], "sms");
+    assert_eq!(receipt["consentRevision"], 1);
+    assert_eq!(receipt["privacyNoticeRevision"], 1);
+    assert_eq!(receipt["ledgerPosition"], 1);
+    assert!(!signed.to_string().contains("u1"), "{signed}");
+
+    // The published key verifies it; the ledger export contains it.
+    let res = w
+        .client
+        .get(format!("{}/.well-known/jwks.json", w.base))
+        .send()
+        .await
+        .unwrap();
+    let (status, jwks) = parts(res).await;
+    assert_eq!(status, 200);
+    assert_eq!(jwks["keys"][0]["crv"], "Ed25519");
+    let x = base64::Engine::decode(
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+        jwks["keys"][0]["x"].as_str().unwrap(),
+    )
+    .unwrap();
+    let jws = signed["jws"].as_str().unwrap();
+    let checked = verify_receipt(jws, &x).unwrap();
+    assert_eq!(serde_json::to_value(&checked).unwrap(), *receipt);
+    let file = w.get(&w.c("/ledger")).await.text().await.unwrap();
+    receipt_in_ledger(&checked, file.lines(), None).unwrap();
+
+    // One changed byte, anywhere: refused.
+    for i in [0, jws.len() / 2, jws.len() - 2] {
+        let mut bytes = jws.as_bytes().to_vec();
+        bytes[i] = if bytes[i] == b'A' { b'B' } else { b'A' };
+        let forged = String::from_utf8(bytes).unwrap();
+        assert!(verify_receipt(&forged, &x).is_err(), "byte {i} changed");
+    }
+    // A receipt whose ledger entry was changed is not in the ledger.
+    let changed = file.replacen("\"status\":\"ACCEPTED\"", "\"status\":\"WITHDRAWN\"", 1);
+    assert!(matches!(
+        receipt_in_ledger(&checked, changed.lines(), None),
+        Err(ReceiptError::NotInLedger(_))
+    ));
+    let mut other = checked.clone();
+    other.ledger_position = 2;
+    assert!(receipt_in_ledger(&other, file.lines(), None).is_err());
+    problem(
+        w.get(&w.c("/receipts/nope")).await,
+        404,
+        "content_not_found",
+    )
+    .await;
+    problem(
+        w.get(&w.c(&format!("/receipts/{acceptance}?version=0")))
+            .await,
+        400,
+        "invalid_parameter",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn memory_receipts_verify() {
+    receipts_verify(Arc::new(MemoryStore::new()), "receipts").await;
+}
+
+#[tokio::test]
+async fn sqlite_receipts_verify() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("receipts.db");
+    let store = Arc::new(SqliteStore::open(path.to_str().unwrap()).await.unwrap());
+    receipts_verify(store, "receipts").await;
 }

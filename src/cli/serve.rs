@@ -521,8 +521,10 @@ async fn launch<S: HttpStore>(
     let campaigns =
         crate::CampaignService::new(Arc::clone(&store), Arc::clone(&clock)).with_time_zones(zones);
     let consent = crate::ConsentService::new(store, clock);
-    let api = Api::from_services(Arc::new(campaigns), Arc::new(consent), auth.clone())
-        .with_rate_limits(args.edges.rate_limits());
+    let api = evidence_keys(
+        Api::from_services(Arc::new(campaigns), Arc::new(consent), auth.clone())
+            .with_rate_limits(args.edges.rate_limits()),
+    )?;
     let cors = if args.edges.cors_origins.is_empty() {
         None
     } else {
@@ -591,4 +593,27 @@ async fn shutdown_signal() {
         () = term => {},
     }
     tracing::info!("shutting down: finishing requests in flight");
+}
+
+/// Erasure's pseudonym key and the receipt signing key: random for each
+/// start, logged as such (see `docs/evidence.md`).
+fn evidence_keys<S: HttpStore>(api: Api<S>) -> Result<Api<S>, BoxError> {
+    let random = || {
+        let mut bytes = [0u8; 32];
+        bytes[..16].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
+        bytes[16..].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
+        bytes
+    };
+    tracing::warn!(
+        "erasure pseudonyms and receipt signatures use random keys until the server stops"
+    );
+    let key = accord_key(&random())?;
+    let signer = crate::http::receipt::ReceiptSigner::from_seed(&random())?;
+    Ok(api
+        .with_pseudonym_key(key)
+        .with_receipt_signer(signer, crate::consent::receipt::Controller::default()))
+}
+
+fn accord_key(bytes: &[u8]) -> Result<crate::consent::erasure::PseudonymKey, BoxError> {
+    crate::consent::erasure::PseudonymKey::new(bytes).ok_or_else(|| "a 32-byte key".into())
 }

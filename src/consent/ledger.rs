@@ -435,6 +435,20 @@ pub fn verify<'a>(
     }
 }
 
+/// Whether the entry text `text` is the entry of record `record_id`,
+/// version `version`, of `kind` (`consentAcceptance`, `purposeEvent`).
+pub fn entry_is_of(text: &str, kind: &str, record_id: &str, version: i64) -> bool {
+    // A cheap test first: most entries are of other records.
+    if !text.contains(record_id) {
+        return false;
+    }
+    serde_json::from_str::<Value>(text).is_ok_and(|v| {
+        v.get("kind").and_then(Value::as_str) == Some(kind)
+            && v.get("recordId").and_then(Value::as_str) == Some(record_id)
+            && v.get("version").and_then(Value::as_i64) == Some(version)
+    })
+}
+
 /// Checks an exported ledger: JSON Lines, one entry per line, in position
 /// order (blank lines are skipped). A read error is returned as such.
 pub fn verify_jsonl(

@@ -157,11 +157,13 @@
 
 pub mod check;
 pub mod content;
+pub mod erasure;
 pub mod evidence;
 pub mod integrity;
 pub mod ledger;
 pub mod model;
 pub mod query;
+pub mod receipt;
 pub mod rules;
 pub mod service;
 pub mod validate;
@@ -172,4 +174,4 @@ pub use content::{
 };
 pub use model::*;
 pub use query::{ContentFilter, ContentQuery, ContentSort};
-pub use service::ConsentService;
+pub use service::{ConsentService, SubjectExport};

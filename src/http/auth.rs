@@ -58,6 +58,8 @@ pub mod scope {
     /// Consent evidence: a data subject's full history and state at a time
     /// (the admin console's data-subject lookup).
     pub const CONSENT_AUDIT: &str = "consent.audit";
+    /// Consent administration: erasing a data subject.
+    pub const CONSENT_ADMIN: &str = "consent.admin";
     /// Every scope, for development tokens.
     pub const ALL: &[&str] = &[
         CAMPAIGN_READ,
@@ -68,6 +70,7 @@ pub mod scope {
         CMS_READ,
         CMS_WRITE,
         CONSENT_AUDIT,
+        CONSENT_ADMIN,
     ];
 }
 

@@ -16,10 +16,13 @@ use serde::{Deserialize, Serialize};
 use super::campaign::{list_response, page_response};
 use super::content::ContentTypeName;
 use super::error::ApiError;
-use super::extract::{PathParams, QueryParams};
+use super::extract::{JsonBody, PathParams, QueryParams};
 use super::{Api, HttpStore};
+use crate::consent::erasure::ErasureReport;
 use crate::consent::evidence::{HistoryQuery, SubjectEvent};
 use crate::consent::ledger::LedgerReport;
+use crate::consent::receipt::{self, ConsentReceipt, EntryRef};
+use crate::consent::SubjectExport;
 use crate::consent::{ContentRecord, Envelope, SubjectState};
 
 /// One stored version of a content record: its number beside the
@@ -311,4 +314,162 @@ pub(crate) async fn verify_ledger<S: HttpStore>(
     path: PathParams,
 ) -> Result<Json<LedgerReport>, ApiError> {
     Ok(Json(api.consent.verify_ledger(path.project()).await?))
+}
+
+/// The body of an export or an erasure.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SubjectRequest {
+    /// The data subject (required).
+    #[serde(default)]
+    pub data_subject: Option<String>,
+}
+
+impl SubjectRequest {
+    fn subject(&self) -> &str {
+        self.data_subject.as_deref().unwrap_or_default()
+    }
+}
+
+/// Everything held about a data subject in the project.
+///
+/// One JSON document (GDPR Art. 15 and 20, PDPA s.30 and 31): every version of
+/// their acceptances, their purpose events, their history, their state
+/// now, and every version of the consents and notices they were shown.
+#[utoipa::path(
+    post,
+    path = "/consent/api/projects/{projId}/subjects/export",
+    tag = "consent evidence",
+    params(("projId" = String, Path, description = "Project id")),
+    request_body(content = SubjectRequest, content_type = "application/json",
+        example = json!({"dataSubject": "u1"})),
+    responses((status = 200, description = "The export", body = SubjectExport)),
+    security(("bearer" = ["consent.audit"]))
+)]
+pub(crate) async fn export_subject<S: HttpStore>(
+    State(api): State<Api<S>>,
+    path: PathParams,
+    JsonBody(request): JsonBody<SubjectRequest>,
+) -> Result<Json<SubjectExport>, ApiError> {
+    Ok(Json(
+        api.consent
+            .export_subject(path.project(), request.subject())
+            .await?,
+    ))
+}
+
+/// Erases a data subject.
+///
+/// GDPR Art. 17, PDPA s.33: their identifier is
+/// replaced by a keyed pseudonym, IP, device identifiers, user agent and
+/// notes are emptied; the proof that consent existed is kept and the
+/// ledger still verifies. Answers what was erased and what was kept. 409
+/// `erasure_not_configured` when the server has no pseudonym key.
+#[utoipa::path(
+    post,
+    path = "/consent/api/projects/{projId}/subjects/erase",
+    tag = "consent evidence",
+    params(("projId" = String, Path, description = "Project id")),
+    request_body(content = SubjectRequest, content_type = "application/json",
+        example = json!({"dataSubject": "u1"})),
+    responses((status = 200, description = "Erased", body = ErasureReport)),
+    security(("bearer" = ["consent.admin"]))
+)]
+pub(crate) async fn erase_subject<S: HttpStore>(
+    State(api): State<Api<S>>,
+    path: PathParams,
+    JsonBody(request): JsonBody<SubjectRequest>,
+) -> Result<Json<ErasureReport>, ApiError> {
+    Ok(Json(
+        api.consent
+            .erase_subject(path.project(), request.subject())
+            .await?,
+    ))
+}
+
+/// A consent receipt as served: the signed JWS and, for reading, its
+/// payload.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SignedReceipt {
+    /// `<acceptance id>.<version>`.
+    pub receipt_id: String,
+    /// The receipt as a compact JWS (EdDSA / Ed25519); the key is at
+    /// `/.well-known/jwks.json`.
+    pub jws: String,
+    /// The JWS payload, decoded.
+    pub receipt: ConsentReceipt,
+}
+
+/// The signed consent receipt of an acceptance.
+///
+/// Its latest version, or `version`: Kantara Consent Receipt v1.1 fields, the notice and consent
+/// revisions, and the ledger position and hash of the event. The same
+/// receipt is returned byte for byte every time. 409
+/// `receipts_not_configured` without a signing key; 404 when the
+/// acceptance has no ledger entry.
+#[utoipa::path(
+    get,
+    path = "/consent/api/projects/{projId}/receipts/{id}",
+    tag = "consent evidence",
+    params(
+        ("projId" = String, Path, description = "Project id"),
+        ("id" = String, Path, description = "Acceptance id"),
+        ("version" = Option<i64>, Query, description = "Acceptance version (default: the latest)"),
+    ),
+    responses((status = 200, description = "The receipt", body = SignedReceipt)),
+    security(("bearer" = ["consent.r"]))
+)]
+pub(crate) async fn receipt<S: HttpStore>(
+    State(api): State<Api<S>>,
+    path: PathParams,
+    query: QueryParams,
+) -> Result<Json<SignedReceipt>, ApiError> {
+    query.allow(&["version"], |_| false)?;
+    let version = match query.one("version")? {
+        None => None,
+        Some(v) => Some(v.parse::<i64>().ok().filter(|n| *n >= 1).ok_or_else(|| {
+            ApiError::invalid_parameter("version", "expected a whole number from 1")
+        })?),
+    };
+    let Some((signer, controller)) = api.receipts.as_deref() else {
+        return Err(crate::Error::conflict(
+            "receipts_not_configured",
+            "receipts need a signing key in the server's configuration",
+        )
+        .into());
+    };
+    let (record, entry) = api
+        .consent
+        .acceptance_with_entry(path.project(), path.get("id"), version)
+        .await?;
+    let entry = entry.as_deref().and_then(EntryRef::parse).ok_or_else(|| {
+        crate::Error::not_found(
+            "receipt_not_found",
+            "this acceptance was recorded before the ledger and has no receipt",
+        )
+    })?;
+    let receipt = receipt::for_acceptance(&record, &entry, controller);
+    Ok(Json(SignedReceipt {
+        receipt_id: receipt.consent_receipt_id.clone(),
+        jws: signer.sign(&receipt),
+        receipt,
+    }))
+}
+
+/// The public keys of receipt signatures.
+///
+/// A JWK set (RFC 7517; an Ed25519 key is `OKP`, RFC 8037); empty when
+/// the server has no signing key.
+#[utoipa::path(
+    get,
+    path = "/.well-known/jwks.json",
+    tag = "operations",
+    responses((status = 200, description = "The JWK set", body = Object))
+)]
+pub(crate) async fn jwks<S: HttpStore>(State(api): State<Api<S>>) -> Json<serde_json::Value> {
+    Json(match api.receipts.as_deref() {
+        Some((signer, _)) => signer.jwks(),
+        None => serde_json::json!({"keys": []}),
+    })
 }

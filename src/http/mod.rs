@@ -49,6 +49,7 @@ pub mod metrics;
 mod openapi;
 mod ops;
 pub mod ratelimit;
+pub mod receipt;
 mod serve;
 
 use std::sync::Arc;
@@ -85,6 +86,7 @@ pub struct Api<S> {
     consent: Arc<ConsentService<S>>,
     store: Arc<S>,
     auth: Arc<Auth>,
+    receipts: Option<Arc<(receipt::ReceiptSigner, crate::consent::receipt::Controller)>>,
     metrics: Arc<metrics::Metrics>,
     limiter: Arc<ratelimit::RateLimiter>,
 }
@@ -96,6 +98,7 @@ impl<S> Clone for Api<S> {
             consent: Arc::clone(&self.consent),
             store: Arc::clone(&self.store),
             auth: Arc::clone(&self.auth),
+            receipts: self.receipts.clone(),
             metrics: Arc::clone(&self.metrics),
             limiter: Arc::clone(&self.limiter),
         }
@@ -131,6 +134,7 @@ impl<S: HttpStore> Api<S> {
             campaigns,
             consent,
             auth: Arc::new(auth),
+            receipts: None,
             metrics: Arc::new(metrics::Metrics::default()),
             limiter: Arc::new(ratelimit::RateLimiter::new(RateLimits::default())),
         }
@@ -142,6 +146,28 @@ impl<S: HttpStore> Api<S> {
     #[must_use]
     pub fn with_rate_limits(mut self, limits: RateLimits) -> Self {
         self.limiter = Arc::new(ratelimit::RateLimiter::new(limits));
+        self
+    }
+
+    /// The router with the key of erasure's pseudonyms (see
+    /// [`ConsentService::with_pseudonym_key`]); without one, erasure
+    /// answers 409 `erasure_not_configured`.
+    #[must_use]
+    pub fn with_pseudonym_key(mut self, key: crate::consent::erasure::PseudonymKey) -> Self {
+        self.consent = Arc::new((*self.consent).clone().with_pseudonym_key(key));
+        self
+    }
+
+    /// The router with the key that signs consent receipts and the
+    /// controller they name; without one, receipts answer 409
+    /// `receipts_not_configured` and the JWK set is empty.
+    #[must_use]
+    pub fn with_receipt_signer(
+        mut self,
+        signer: receipt::ReceiptSigner,
+        controller: crate::consent::receipt::Controller,
+    ) -> Self {
+        self.receipts = Some(Arc::new((signer, controller)));
         self
     }
 
@@ -199,13 +225,14 @@ macro_rules! routes {
 }
 
 use scope::{
-    CAMPAIGN_ADMIN, CAMPAIGN_READ, CAMPAIGN_WRITE, CMS_READ, CMS_WRITE, CONSENT_AUDIT,
-    CONSENT_READ, CONSENT_WRITE,
+    CAMPAIGN_ADMIN, CAMPAIGN_READ, CAMPAIGN_WRITE, CMS_READ, CMS_WRITE, CONSENT_ADMIN,
+    CONSENT_AUDIT, CONSENT_READ, CONSENT_WRITE,
 };
 
 const CONSENT_R: Access = Access::Bearer(&[CONSENT_READ]);
 const CONSENT_W: Access = Access::Bearer(&[CONSENT_WRITE, CONSENT_READ]);
 const CONSENT_AUD: Access = Access::Bearer(&[CONSENT_AUDIT]);
+const CONSENT_ADM: Access = Access::Bearer(&[CONSENT_ADMIN]);
 const CMS_R: Access = Access::Bearer(&[CMS_READ]);
 const CMS_W: Access = Access::Bearer(&[CMS_WRITE]);
 const CAMPAIGN_R: Access = Access::Bearer(&[CAMPAIGN_READ]);
@@ -216,6 +243,7 @@ routes! {
     GET "/healthz" Access::Public => ops::healthz;
     GET "/readyz" Access::Public => ops::readyz::<S>;
     GET "/openapi.json" Access::Public => ops::openapi_json;
+    GET "/.well-known/jwks.json" Access::Public => evidence::jwks::<S>;
 
     GET "/bff/api/consent/projects/{projId}/to-accept" CONSENT_R => consent::to_accept::<S>;
     GET "/bff/api/consent/projects/{projId}/privacy-notice/{id}" CONSENT_R => consent::privacy_notice::<S>;
@@ -233,6 +261,9 @@ routes! {
 
     GET "/consent/api/projects/{projId}/subjects/history" CONSENT_AUD => evidence::subject_history::<S>;
     GET "/consent/api/projects/{projId}/subjects/state" CONSENT_AUD => evidence::subject_state::<S>;
+    POST "/consent/api/projects/{projId}/subjects/export" CONSENT_AUD => evidence::export_subject::<S>;
+    POST "/consent/api/projects/{projId}/subjects/erase" CONSENT_ADM => evidence::erase_subject::<S>;
+    GET "/consent/api/projects/{projId}/receipts/{id}" CONSENT_R => evidence::receipt::<S>;
     GET "/consent/api/projects/{projId}/ledger" CONSENT_AUD => evidence::ledger::<S>;
     GET "/consent/api/projects/{projId}/ledger/verify" CONSENT_AUD => evidence::verify_ledger::<S>;
 

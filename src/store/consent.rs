@@ -39,6 +39,7 @@
 use std::future::Future;
 
 use super::Page;
+use crate::consent::erasure::ErasureCounts;
 use crate::consent::ledger::LedgerHead;
 use crate::consent::{ContentQuery, ContentRecord, ContentType, ContentWrite, PurposeEvent};
 use crate::Result;
@@ -166,6 +167,20 @@ pub trait LedgerStore: Send + Sync {
     /// The project's last appended entry (`None`: no entry yet).
     fn ledger_head(&self, project: &str)
         -> impl Future<Output = Result<Option<LedgerHead>>> + Send;
+
+    /// Erases a data subject, in one transaction: every version of their
+    /// acceptances gets
+    /// [`erase_acceptance`](crate::consent::erasure::erase_acceptance)`(data, pseudonym)`,
+    /// their purpose events get `pseudonym` as subject, and the ledger
+    /// entries of all those records lose their salt. The one exception to
+    /// append-only: personal data must be removable (GDPR Art. 17), while
+    /// the ledger — which never held it — is untouched.
+    fn erase_subject(
+        &self,
+        project: &str,
+        subject: &str,
+        pseudonym: &str,
+    ) -> impl Future<Output = Result<ErasureCounts>> + Send;
 }
 
 /// Everything the consent service needs from storage.

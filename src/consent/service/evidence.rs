@@ -8,15 +8,19 @@ use chrono::{DateTime, Utc};
 
 use super::ConsentService;
 use crate::consent::content::{get_string, ContentRecord, ContentType};
+use crate::consent::erasure::{self, ErasureReport};
 use crate::consent::evidence::{self, HistoryQuery, SubjectEvent, Versions};
 use crate::consent::ledger::{self, LedgerHead, LedgerReport};
-use crate::consent::model::SubjectState;
+use crate::consent::model::{PurposeEvent, SubjectState};
 use crate::consent::validate;
 use crate::store::{ConsentStore, Page, StoredEntry, MAX_PAGE_SIZE};
 use crate::{Error, Result};
 
 /// `dataSubject` is required and within its length limit (as on the
 /// application-facing reads).
+/// Ledger entries read per store call when scanning a ledger.
+const LEDGER_BATCH: u32 = 10_000;
+
 fn check_subject(data_subject: &str) -> Result<()> {
     validate::subject_query("-", data_subject).into_result()
 }
@@ -184,4 +188,163 @@ impl<S: ConsentStore> ConsentService<S> {
         let report = ledger::verify(texts.iter().map(String::as_str), head.as_ref());
         Ok(report)
     }
+
+    /// The acceptance version `version` (the latest when `None`) of
+    /// acceptance `id`, and its ledger entry (`None` when the ledger has
+    /// none: a record from before the ledger). Unknown acceptance or
+    /// version: 404 `content_not_found`.
+    pub async fn acceptance_with_entry(
+        &self,
+        project: &str,
+        id: &str,
+        version: Option<i64>,
+    ) -> Result<(ContentRecord, Option<String>)> {
+        let versions = self
+            .content_versions(project, ContentType::ConsentAcceptance.as_str(), id)
+            .await?;
+        let record = match version {
+            None => versions.into_iter().last(),
+            Some(v) => versions.into_iter().find(|r| r.version == v),
+        }
+        .ok_or_else(|| {
+            Error::not_found(
+                "content_not_found",
+                format!("acceptance {id:?} has no such version"),
+            )
+        })?;
+        let mut after = 0;
+        loop {
+            let batch = self
+                .store
+                .ledger_entries(project, after, LEDGER_BATCH)
+                .await?;
+            let Some(last) = batch.last() else {
+                return Ok((record, None));
+            };
+            after = last.position;
+            let full = batch.len() == LEDGER_BATCH as usize;
+            for e in batch {
+                if ledger::entry_is_of(&e.text, "consentAcceptance", &record.id, record.version) {
+                    return Ok((record, Some(e.text)));
+                }
+            }
+            if !full {
+                return Ok((record, None));
+            }
+        }
+    }
+
+    /// Everything held about a data subject in a project, as one document
+    /// (GDPR Art. 15 and 20, PDPA s.30 and 31): every version of their
+    /// acceptances, their purpose events, their history as events, their
+    /// state now in each application, and every version of the consents
+    /// and privacy notices their acceptances name (what they were shown).
+    pub async fn export_subject(&self, project: &str, data_subject: &str) -> Result<SubjectExport> {
+        check_subject(data_subject)?;
+        let acceptances = self
+            .store
+            .acceptance_versions(project, data_subject)
+            .await?;
+        let purpose_events = self
+            .store
+            .purpose_events(project, data_subject, None)
+            .await?;
+        let pinned = |key: &str| -> BTreeSet<String> {
+            acceptances
+                .iter()
+                .filter_map(|r| get_string(&r.data, key))
+                .collect()
+        };
+        let consents = self
+            .versions_of(project, ContentType::Consent, pinned("consentId"))
+            .await?;
+        let notices = self
+            .versions_of(
+                project,
+                ContentType::PrivacyNotice,
+                pinned("privacyNoticeId"),
+            )
+            .await?;
+        let now = self.clock.now();
+        let history =
+            evidence::subject_events(&acceptances, &purpose_events, &consents, &notices, now);
+        let state = self.subject_state(project, data_subject, None, now).await?;
+        Ok(SubjectExport {
+            format: SubjectExport::FORMAT.to_owned(),
+            project_id: project.to_owned(),
+            data_subject: data_subject.to_owned(),
+            exported_at: now,
+            acceptances,
+            purpose_events,
+            history,
+            state,
+            consents: consents.into_values().flatten().collect(),
+            privacy_notices: notices.into_values().flatten().collect(),
+        })
+    }
+
+    /// Erases a data subject in a project (GDPR Art. 17, PDPA s.33): their
+    /// identifier becomes a keyed pseudonym, the device context and notes
+    /// are emptied, the proof that consent existed is kept
+    /// ([`erasure`]); the ledger stays valid. Erasing a pseudonym changes
+    /// nothing. Without a key ([`with_pseudonym_key`](Self::with_pseudonym_key)):
+    /// [`Conflict`](crate::ErrorKind::Conflict) `erasure_not_configured`.
+    pub async fn erase_subject(&self, project: &str, data_subject: &str) -> Result<ErasureReport> {
+        check_subject(data_subject)?;
+        let key = self.pseudonym_key.as_ref().ok_or_else(|| {
+            Error::conflict(
+                "erasure_not_configured",
+                "erasure needs a pseudonym key in the server's configuration",
+            )
+        })?;
+        if erasure::is_pseudonym(data_subject) {
+            return Ok(ErasureReport::new(
+                data_subject.to_owned(),
+                erasure::ErasureCounts::default(),
+            ));
+        }
+        let pseudonym = key.pseudonym(project, data_subject);
+        let counts = self
+            .store
+            .erase_subject(project, data_subject, &pseudonym)
+            .await?;
+        Ok(ErasureReport::new(pseudonym, counts))
+    }
+}
+
+/// Everything held about one data subject in one project
+/// ([`ConsentService::export_subject`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SubjectExport {
+    /// `accord-subject-export/1`.
+    pub format: String,
+    /// The project.
+    pub project_id: String,
+    /// The subject.
+    pub data_subject: String,
+    /// When the export was made.
+    pub exported_at: DateTime<Utc>,
+    /// Every version of every acceptance of the subject, in store order.
+    #[cfg_attr(feature = "http", schema(value_type = Vec<Object>))]
+    pub acceptances: Vec<ContentRecord>,
+    /// Every purpose acceptance and withdrawal of the subject.
+    #[cfg_attr(feature = "http", schema(value_type = Vec<Object>))]
+    pub purpose_events: Vec<PurposeEvent>,
+    /// The history as events (as `subjects/history` shows it).
+    pub history: Vec<SubjectEvent>,
+    /// What the subject has agreed to now, per application.
+    pub state: Vec<SubjectState>,
+    /// Every version of the consents the acceptances name.
+    #[cfg_attr(feature = "http", schema(value_type = Vec<Object>))]
+    pub consents: Vec<ContentRecord>,
+    /// Every version of the privacy notices the acceptances name.
+    #[cfg_attr(feature = "http", schema(value_type = Vec<Object>))]
+    pub privacy_notices: Vec<ContentRecord>,
+}
+
+impl SubjectExport {
+    /// The value of `format`.
+    pub const FORMAT: &'static str = "accord-subject-export/1";
 }

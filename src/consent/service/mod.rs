@@ -3,6 +3,8 @@
 mod cms;
 mod evidence;
 
+pub use evidence::SubjectExport;
+
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -12,6 +14,7 @@ use uuid::Uuid;
 
 use super::check::{self, Finding, Histories};
 use super::content::{format_time, ContentType, ContentWrite};
+use super::erasure::PseudonymKey;
 use super::integrity;
 use super::model::{
     AcceptConsentRequest, AcceptanceStatus, Consent, ConsentAcceptance, HistoryEntry, NoticeStatus,
@@ -30,6 +33,7 @@ use crate::{Clock, Error, Result};
 pub struct ConsentService<S> {
     store: Arc<S>,
     clock: Arc<dyn Clock>,
+    pseudonym_key: Option<Arc<PseudonymKey>>,
 }
 
 impl<S> Clone for ConsentService<S> {
@@ -37,6 +41,7 @@ impl<S> Clone for ConsentService<S> {
         ConsentService {
             store: Arc::clone(&self.store),
             clock: Arc::clone(&self.clock),
+            pseudonym_key: self.pseudonym_key.clone(),
         }
     }
 }
@@ -63,7 +68,20 @@ fn consent_not_found(id: &str) -> Error {
 impl<S: ConsentStore> ConsentService<S> {
     /// A service over `store`, taking "now" from `clock`.
     pub fn new(store: Arc<S>, clock: Arc<dyn Clock>) -> Self {
-        ConsentService { store, clock }
+        ConsentService {
+            store,
+            clock,
+            pseudonym_key: None,
+        }
+    }
+
+    /// The service with the key of erasure's pseudonyms
+    /// ([`erase_subject`](Self::erase_subject)); without one, erasure is
+    /// refused.
+    #[must_use]
+    pub fn with_pseudonym_key(mut self, key: PseudonymKey) -> Self {
+        self.pseudonym_key = Some(Arc::new(key));
+        self
     }
 
     /// Now, by the service's clock.

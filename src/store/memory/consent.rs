@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde_json::Value;
 
 use super::{lock, MemoryStore};
+use crate::consent::erasure::{self, ErasureCounts};
 use crate::consent::ledger::{self, LedgerHead, Unsealed};
 use crate::consent::{ContentQuery, ContentRecord, ContentType, ContentWrite, PurposeEvent};
 use crate::store::{ConsentLedger, ContentStore, LedgerStore, Page, StoredEntry};
@@ -32,11 +33,14 @@ struct Project {
     head: Option<LedgerHead>,
 }
 
-/// One ledger entry as kept.
+/// One ledger entry as kept: its text, the salt of its commitment (`None`
+/// once erased) and the record it is about.
 #[derive(Debug)]
 struct LedgerRow {
     position: i64,
+    record_id: String,
     text: String,
+    salt: Option<String>,
 }
 
 impl Project {
@@ -60,7 +64,9 @@ impl Project {
         });
         self.ledger.push(LedgerRow {
             position: sealed.position,
+            record_id: entry.record_id.clone(),
             text: sealed.text,
+            salt: Some(entry.salt.clone()),
         });
     }
 }
@@ -327,5 +333,43 @@ impl LedgerStore for MemoryStore {
     async fn ledger_head(&self, project: &str) -> Result<Option<LedgerHead>> {
         let s = lock(&self.consent);
         Ok(s.project(project).and_then(|p| p.head.clone()))
+    }
+
+    async fn erase_subject(
+        &self,
+        project: &str,
+        subject: &str,
+        pseudonym: &str,
+    ) -> Result<ErasureCounts> {
+        let mut s = lock(&self.consent);
+        let mut counts = ErasureCounts::default();
+        let Some(p) = s.projects.get_mut(project) else {
+            return Ok(counts);
+        };
+        let mut ids = std::collections::HashSet::new();
+        for ((t, id), versions) in &mut p.content {
+            if *t != ContentType::ConsentAcceptance {
+                continue;
+            }
+            for v in versions
+                .iter_mut()
+                .filter(|v| str_is(v, "dataSubject", subject))
+            {
+                v.data = erasure::erase_acceptance(&v.data, pseudonym);
+                counts.acceptance_versions += 1;
+                ids.insert(id.clone());
+            }
+        }
+        for e in p.events.iter_mut().filter(|e| e.data_subject == subject) {
+            pseudonym.clone_into(&mut e.data_subject);
+            counts.purpose_events += 1;
+            ids.insert(e.id.clone());
+        }
+        for row in &mut p.ledger {
+            if ids.contains(&row.record_id) && row.salt.take().is_some() {
+                counts.ledger_salts += 1;
+            }
+        }
+        Ok(counts)
     }
 }

@@ -6,8 +6,13 @@
 use sqlx::PgConnection;
 
 use super::PostgresStore;
+use std::collections::BTreeSet;
+
+use crate::consent::erasure::{self, ErasureCounts};
 use crate::consent::ledger::{LedgerHead, Unsealed};
+use crate::consent::ContentType;
 use crate::store::sql::calls::store_calls;
+use crate::store::sql::content::{data_from_json, data_json};
 use crate::store::sql::db_error;
 use crate::store::{LedgerStore, StoredEntry};
 use crate::Result;
@@ -89,5 +94,65 @@ impl PostgresStore {
         .await
         .map_err(db_error)?;
         Ok(row.map(|(position, hash)| LedgerHead { position, hash }))
+    }
+    async fn erase_subject(
+        &self,
+        project: &str,
+        subject: &str,
+        pseudonym: &str,
+    ) -> Result<ErasureCounts> {
+        let mut tx = self.pool().begin().await.map_err(db_error)?;
+        let conn = &mut *tx;
+        let mut counts = ErasureCounts::default();
+        let mut ids: BTreeSet<String> = BTreeSet::new();
+        let rows: Vec<(String, i64, String)> = sqlx::query_as(
+            "SELECT id, version, data::text FROM content_version WHERE project_id = $1 AND content_type = $2 AND data ->> 'dataSubject' = $3 AND jsonb_typeof(data -> 'dataSubject') = 'string'",
+        )
+        .bind(project)
+        .bind(ContentType::ConsentAcceptance.as_str())
+        .bind(subject)
+        .fetch_all(&mut *conn)
+        .await
+        .map_err(db_error)?;
+        for (id, version, data) in rows {
+            let erased = erasure::erase_acceptance(&data_from_json(&data)?, pseudonym);
+            sqlx::query(
+                "UPDATE content_version SET data = $1::jsonb WHERE project_id = $2 AND content_type = $3 AND id = $4 AND version = $5",
+            )
+            .bind(data_json(&erased)?)
+            .bind(project)
+            .bind(ContentType::ConsentAcceptance.as_str())
+            .bind(&id)
+            .bind(version)
+            .execute(&mut *conn)
+            .await
+            .map_err(db_error)?;
+            counts.acceptance_versions += 1;
+            ids.insert(id);
+        }
+        let events: Vec<String> = sqlx::query_scalar(
+            "UPDATE purpose_event SET data_subject = $1 WHERE project_id = $2 AND data_subject = $3 RETURNING id",
+        )
+        .bind(pseudonym)
+        .bind(project)
+        .bind(subject)
+        .fetch_all(&mut *conn)
+        .await
+        .map_err(db_error)?;
+        counts.purpose_events = events.len() as u64;
+        ids.extend(events);
+        for id in &ids {
+            counts.ledger_salts += sqlx::query(
+                "UPDATE consent_ledger SET salt = NULL WHERE project_id = $1 AND record_id = $2 AND salt IS NOT NULL",
+            )
+            .bind(project)
+            .bind(id)
+            .execute(&mut *conn)
+            .await
+            .map_err(db_error)?
+            .rows_affected();
+        }
+        tx.commit().await.map_err(db_error)?;
+        Ok(counts)
     }
 }

@@ -306,6 +306,20 @@ macro_rules! store_calls {
             ) -> $crate::Result<Option<$crate::consent::ledger::LedgerHead>> {
                 self.read_call(<$store>::ledger_head(self, project)).await
             }
+
+            async fn erase_subject(
+                &self,
+                project: &str,
+                subject: &str,
+                pseudonym: &str,
+            ) -> $crate::Result<$crate::consent::erasure::ErasureCounts> {
+                let (project, subject, pseudonym) =
+                    (project.to_owned(), subject.to_owned(), pseudonym.to_owned());
+                self.write_call(move |s| async move {
+                    <$store>::erase_subject(&s, &project, &subject, &pseudonym).await
+                })
+                .await
+            }
         }
     };
 }

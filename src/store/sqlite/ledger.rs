@@ -6,8 +6,13 @@
 use sqlx::SqliteConnection;
 
 use super::SqliteStore;
+use std::collections::BTreeSet;
+
+use crate::consent::erasure::{self, ErasureCounts};
 use crate::consent::ledger::{LedgerHead, Unsealed};
+use crate::consent::ContentType;
 use crate::store::sql::calls::store_calls;
+use crate::store::sql::content::{data_from_json, data_json};
 use crate::store::sql::db_error;
 use crate::store::{LedgerStore, StoredEntry};
 use crate::Result;
@@ -81,5 +86,65 @@ impl SqliteStore {
                 .await
                 .map_err(db_error)?;
         Ok(row.map(|(position, hash)| LedgerHead { position, hash }))
+    }
+    async fn erase_subject(
+        &self,
+        project: &str,
+        subject: &str,
+        pseudonym: &str,
+    ) -> Result<ErasureCounts> {
+        let mut w = self.write().await?;
+        let conn = &mut *w.tx;
+        let mut counts = ErasureCounts::default();
+        let mut ids: BTreeSet<String> = BTreeSet::new();
+        let rows: Vec<(String, i64, String)> = sqlx::query_as(
+            "SELECT id, version, data FROM content_version WHERE project_id = ? AND content_type = ? AND json_extract(data, '$.dataSubject') = ? AND json_type(data, '$.dataSubject') = 'text'",
+        )
+        .bind(project)
+        .bind(ContentType::ConsentAcceptance.as_str())
+        .bind(subject)
+        .fetch_all(&mut *conn)
+        .await
+        .map_err(db_error)?;
+        for (id, version, data) in rows {
+            let erased = erasure::erase_acceptance(&data_from_json(&data)?, pseudonym);
+            sqlx::query(
+                "UPDATE content_version SET data = ? WHERE project_id = ? AND content_type = ? AND id = ? AND version = ?",
+            )
+            .bind(data_json(&erased)?)
+            .bind(project)
+            .bind(ContentType::ConsentAcceptance.as_str())
+            .bind(&id)
+            .bind(version)
+            .execute(&mut *conn)
+            .await
+            .map_err(db_error)?;
+            counts.acceptance_versions += 1;
+            ids.insert(id);
+        }
+        let events: Vec<String> = sqlx::query_scalar(
+            "UPDATE purpose_event SET data_subject = ? WHERE project_id = ? AND data_subject = ? RETURNING id",
+        )
+        .bind(pseudonym)
+        .bind(project)
+        .bind(subject)
+        .fetch_all(&mut *conn)
+        .await
+        .map_err(db_error)?;
+        counts.purpose_events = events.len() as u64;
+        ids.extend(events);
+        for id in &ids {
+            counts.ledger_salts += sqlx::query(
+                "UPDATE consent_ledger SET salt = NULL WHERE project_id = ? AND record_id = ? AND salt IS NOT NULL",
+            )
+            .bind(project)
+            .bind(id)
+            .execute(&mut *conn)
+            .await
+            .map_err(db_error)?
+            .rows_affected();
+        }
+        w.commit().await?;
+        Ok(counts)
     }
 }
