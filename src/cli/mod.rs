@@ -52,6 +52,7 @@ pub struct Cli {
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once per process; boxing buys nothing
 pub enum Command {
     /// Serve the HTTP API and the admin console (the default).
     Serve(ServeArgs),
