@@ -146,7 +146,8 @@ first = check("2. redeem", res, 201, f"{campaign}/redeem/campaign-code", "post",
               ['"campaignCode":"WELCOME50"', '"status":"COMPLETE"'])
 res = redeem.sync_detailed(PROJECT, client=client, body=RedeemRequest.from_dict(welcome),
                            idempotency_key="order-1001")
-again = check("2. redeem again (replay)", res, 200, f"{campaign}/redeem/campaign-code", "post")
+again = check("2. redeem again (replay)", res, 201, f"{campaign}/redeem/campaign-code", "post")
+assert res.headers.get("idempotent-replayed") == "true", res.headers
 assert again["id"] == first["id"], (again, first)
 second = dict(welcome, cart={"totalPrice": "800", "currency": "THB"})
 res = redeem.sync_detailed(PROJECT, client=client, body=RedeemRequest.from_dict(second),
