@@ -61,6 +61,7 @@ pub(super) const RESPONSE_OPTIONAL: &[(&str, &str)] = &[
     ("Then", "allocation"),
     ("Then", "capped"),
     ("Campaign", "stacking"),
+    ("Campaign", "timeZone"),
     ("Explanation", "suppressedBy"),
     ("BenefitCap", "attribute"),
     ("BenefitCap", "max"),
