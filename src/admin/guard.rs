@@ -238,7 +238,7 @@ impl Ctx {
         Nav::new(self, project, section)
     }
 
-    /// Leaves a message for the next page of this session.
+    /// Leaves a message for the next page the signed-in user sees.
     pub fn flash<S>(&self, admin: &Admin<S>, text: impl Into<String>, error: bool) {
         let text = text.into();
         admin.sessions.update(&self.id, |s| {

@@ -67,7 +67,7 @@ pub struct Session {
     pub principal: Principal,
     /// The token's expiry: the session ends then.
     pub expires: DateTime<Utc>,
-    /// The CSRF token every state-changing form of this session carries.
+    /// The CSRF token every state-changing form of the sign-in carries.
     pub csrf: String,
     /// The offset in which times are shown and entered.
     pub offset: FixedOffset,
