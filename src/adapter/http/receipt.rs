@@ -33,7 +33,7 @@ impl ReceiptSigner {
         let pair = Ed25519KeyPair::from_seed_unchecked(seed).map_err(|_| {
             Error::bad_request("invalid_receipt_key", "an Ed25519 seed is 32 bytes")
         })?;
-        let kid = ledger::sha256_hex(pair.public_key().as_ref())[..16].to_owned();
+        let kid = crate::core::hash::sha256_hex(pair.public_key().as_ref())[..16].to_owned();
         Ok(ReceiptSigner { pair, kid })
     }
 
