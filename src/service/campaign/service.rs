@@ -14,9 +14,9 @@ use crate::core::campaign::model::{
     Campaign, CampaignInput, Explanation, QuotaUsage, RedeemRequest, Redemption, SearchRequest,
     SearchResponse, TxStatus,
 };
-use crate::core::campaign::validate::{build, Stamp};
 use crate::core::campaign::zones::TimeZones;
 use crate::core::clock::Clock;
+use crate::core::engine::validate::{build, Stamp};
 use crate::core::engine::{self, stacking, CompiledCampaign, Engine};
 use crate::core::limits::{MAX_CAMPAIGNS_PER_PROJECT, MAX_REF_CODE_LEN};
 use crate::store::{
@@ -578,7 +578,7 @@ fn request_fingerprint(request: &RedeemRequest) -> String {
     let mut normal = request.clone();
     normal.idempotency_key = None;
     let json = serde_json::to_vec(&normal).unwrap_or_default();
-    crate::core::consent::ledger::sha256_hex(&json)
+    crate::core::hash::sha256_hex(&json)
 }
 
 /// The stored redemption of an idempotency key, if it was recorded for the
