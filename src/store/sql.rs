@@ -10,7 +10,10 @@
 
 pub(crate) mod calls;
 pub(crate) mod content;
+pub(crate) mod dialect;
 pub(crate) mod migrate;
+pub(crate) mod query;
+pub(crate) mod redemption;
 
 use std::fmt::Write as _;
 

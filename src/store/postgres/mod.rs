@@ -45,8 +45,13 @@
 
 mod campaign;
 mod consent;
+mod dialect;
 mod ledger;
-mod redemption;
+
+use crate::store::sql::calls::store_calls;
+use crate::store::RedemptionStore;
+
+store_calls!(impl RedemptionStore for PostgresStore);
 
 use std::future::Future;
 use std::str::FromStr;

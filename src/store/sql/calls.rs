@@ -117,8 +117,10 @@ macro_rules! store_calls {
                 plan: &$crate::store::RedemptionPlan,
             ) -> $crate::Result<$crate::store::RedeemOutcome> {
                 let plan = plan.clone();
-                self.write_call(move |s| async move { <$store>::redeem(&s, &plan).await })
-                    .await
+                self.write_call(move |s| async move {
+                    $crate::store::sql::redemption::redeem(&s, &plan).await
+                })
+                .await
             }
 
             async fn cancel_redemption(
@@ -129,7 +131,7 @@ macro_rules! store_calls {
             ) -> $crate::Result<Option<$crate::campaign::Redemption>> {
                 let project = project.to_owned();
                 self.write_call(move |s| async move {
-                    <$store>::cancel_redemption(&s, &project, id, at).await
+                    $crate::store::sql::redemption::cancel_redemption(&s, &project, id, at).await
                 })
                 .await
             }
@@ -139,8 +141,12 @@ macro_rules! store_calls {
                 project: &str,
                 idempotency_key: &str,
             ) -> $crate::Result<Option<$crate::campaign::Redemption>> {
-                self.read_call(<$store>::redemption_by_key(self, project, idempotency_key))
-                    .await
+                self.read_call($crate::store::sql::redemption::redemption_by_key(
+                    self,
+                    project,
+                    idempotency_key,
+                ))
+                .await
             }
 
             async fn redemption(
@@ -148,7 +154,7 @@ macro_rules! store_calls {
                 project: &str,
                 id: uuid::Uuid,
             ) -> $crate::Result<Option<$crate::campaign::Redemption>> {
-                self.read_call(<$store>::redemption(self, project, id))
+                self.read_call($crate::store::sql::redemption::redemption(self, project, id))
                     .await
             }
 
@@ -157,8 +163,10 @@ macro_rules! store_calls {
                 project: &str,
                 query: &$crate::store::RedemptionQuery,
             ) -> $crate::Result<$crate::store::Page<$crate::campaign::Redemption>> {
-                self.read_call(<$store>::list_redemptions(self, project, query))
-                    .await
+                self.read_call($crate::store::sql::redemption::list_redemptions(
+                    self, project, query,
+                ))
+                .await
             }
 
             async fn quota_usage(
@@ -166,7 +174,7 @@ macro_rules! store_calls {
                 project: &str,
                 keys: &[String],
             ) -> $crate::Result<std::collections::HashMap<String, rust_decimal::Decimal>> {
-                self.read_call(<$store>::quota_usage(self, project, keys))
+                self.read_call($crate::store::sql::redemption::quota_usage(self, project, keys))
                     .await
             }
 
@@ -175,8 +183,12 @@ macro_rules! store_calls {
                 project: &str,
                 campaign_id: uuid::Uuid,
             ) -> $crate::Result<Vec<$crate::campaign::QuotaUsage>> {
-                self.read_call(<$store>::campaign_quota_usage(self, project, campaign_id))
-                    .await
+                self.read_call($crate::store::sql::redemption::campaign_quota_usage(
+                    self,
+                    project,
+                    campaign_id,
+                ))
+                .await
             }
         }
     };
