@@ -9,8 +9,11 @@
 //! Nothing here is public: driver types stay inside the store modules.
 
 pub(crate) mod calls;
+pub(crate) mod campaign;
+pub(crate) mod consent;
 pub(crate) mod content;
 pub(crate) mod dialect;
+pub(crate) mod ledger;
 pub(crate) mod migrate;
 pub(crate) mod query;
 pub(crate) mod redemption;

@@ -10,11 +10,10 @@ use std::future::Future;
 
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
+use serde_json::{Map, Value};
 use sqlx::encode::IsNull;
 use sqlx::error::BoxDynError;
-use sqlx::postgres::{
-    PgArgumentBuffer, PgArguments, PgRow, PgTypeInfo, PgValueFormat, PgValueRef,
-};
+use sqlx::postgres::{PgArgumentBuffer, PgArguments, PgRow, PgTypeInfo, PgValueFormat, PgValueRef};
 use sqlx::{Arguments as _, PgConnection, Postgres, Row as _, TypeInfo as _, ValueRef as _};
 use uuid::Uuid;
 
@@ -63,7 +62,8 @@ impl sqlx::Type<Postgres> for JsonText<String> {
 
 impl<'r> sqlx::Decode<'r, Postgres> for JsonText<String> {
     fn decode(value: PgValueRef<'r>) -> Result<Self, BoxDynError> {
-        let binary_jsonb = value.format() == PgValueFormat::Binary && value.type_info().name() == "JSONB";
+        let binary_jsonb =
+            value.format() == PgValueFormat::Binary && value.type_info().name() == "JSONB";
         let mut bytes = value.as_bytes()?;
         if binary_jsonb {
             match bytes.split_first() {
@@ -211,6 +211,7 @@ impl Dialect for PostgresStore {
 
     const FOR_UPDATE: &'static str = " FOR UPDATE";
     const POSITION_FN: &'static str = "strpos";
+    const NOT_BY_INDEX: &'static str = "";
 
     fn pool(&self) -> &sqlx::Pool<Postgres> {
         &self.pool
@@ -315,8 +316,14 @@ impl Dialect for PostgresStore {
         async move {
             let sql = Sql::new("SELECT nextval('consent_seq') AS last");
             let row = row::<Self>(conn, &sql).await?;
-            Ok(row.ok_or_else(|| corrupt("consent_seq", "no row"))?.col("last")?)
+            Ok(row
+                .ok_or_else(|| corrupt("consent_seq", "no row"))?
+                .col("last")?)
         }
+    }
+
+    fn derived_content_columns(_: &Map<String, Value>) -> Result<Vec<(&'static str, Arg)>> {
+        Ok(Vec::new())
     }
 
     fn json_text(data: &str, attribute: &'static str) -> String {
@@ -334,8 +341,12 @@ impl Dialect for PostgresStore {
             sql.push("FALSE");
         }
         for (i, document) in documents.into_iter().enumerate() {
-            sql.push(if i == 0 { "v.data @> " } else { " OR v.data @> " })
-                .push_bind(Json(document));
+            sql.push(if i == 0 {
+                "v.data @> "
+            } else {
+                " OR v.data @> "
+            })
+            .push_bind(Json(document));
         }
         sql.push(")");
         Ok(())

@@ -43,15 +43,16 @@
 //! comes back inside a transaction, or does not answer a ping within
 //! [`RELEASE_CHECK_TIMEOUT`], is closed, never handed out again.
 
-mod campaign;
-mod consent;
 mod dialect;
-mod ledger;
 
 use crate::store::sql::calls::store_calls;
-use crate::store::RedemptionStore;
+use crate::store::{CampaignStore, ConsentLedger, ContentStore, LedgerStore, RedemptionStore};
 
+store_calls!(impl CampaignStore for PostgresStore);
 store_calls!(impl RedemptionStore for PostgresStore);
+store_calls!(impl ContentStore for PostgresStore);
+store_calls!(impl ConsentLedger for PostgresStore);
+store_calls!(impl LedgerStore for PostgresStore);
 
 use std::future::Future;
 use std::str::FromStr;
@@ -106,10 +107,6 @@ pub const RELEASE_CHECK_TIMEOUT: Duration = Duration::from_secs(2);
 /// The server's TCP keepalive on our sessions (seconds): idle time, probe
 /// interval, probes.
 const SERVER_KEEPALIVE: (u32, u32, u32) = (30, 10, 3);
-
-/// Runs of a transaction the database aborted as a deadlock victim or a
-/// serialization failure, before giving up.
-const MAX_ATTEMPTS: u32 = 5;
 
 /// A store on a PostgreSQL database. Cheap to clone: clones share the
 /// connection pool.
@@ -553,57 +550,6 @@ const _: () = {
     const fn provides_every_role<S: crate::store::Store>() {}
     provides_every_role::<PostgresStore>();
 };
-
-/// Why one run of a transaction failed.
-pub(crate) enum Abort {
-    /// The database said no; maybe only this time.
-    Db(sqlx::Error),
-    /// Anything else: final.
-    Fail(Error),
-}
-
-impl From<sqlx::Error> for Abort {
-    fn from(e: sqlx::Error) -> Self {
-        Abort::Db(e)
-    }
-}
-
-impl From<Error> for Abort {
-    fn from(e: Error) -> Self {
-        Abort::Fail(e)
-    }
-}
-
-/// Whether the database aborted a transaction that may simply be run again:
-/// serialization failure (40001) or deadlock victim (40P01).
-fn is_retryable(e: &sqlx::Error) -> bool {
-    matches!(e, sqlx::Error::Database(db)
-        if db.code().is_some_and(|c| c == "40001" || c == "40P01"))
-}
-
-/// Runs the transaction `attempt` until it neither succeeds nor is aborted
-/// by a retryable error, at most [`MAX_ATTEMPTS`] times. Each run must begin
-/// and end its own transaction (an error drops it, which rolls it back).
-pub(crate) async fn retry<T, F, Fut>(mut attempt: F) -> Result<T>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = std::result::Result<T, Abort>>,
-{
-    let mut run = 1;
-    loop {
-        match attempt().await {
-            Ok(v) => return Ok(v),
-            Err(Abort::Db(e)) if run < MAX_ATTEMPTS && is_retryable(&e) => {
-                // A short, growing pause lets the transaction we collided
-                // with finish first.
-                tokio::time::sleep(Duration::from_millis(2 << run)).await;
-                run += 1;
-            }
-            Err(Abort::Db(e)) => return Err(db_error(e)),
-            Err(Abort::Fail(e)) => return Err(e),
-        }
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -40,7 +40,7 @@ macro_rules! store_calls {
             ) -> $crate::Result<()> {
                 let campaign = campaign.clone();
                 self.write_call(move |s| async move {
-                    <$store>::insert_campaign_within(&s, &campaign, max).await
+                    $crate::store::sql::campaign::insert_campaign_within(&s, &campaign, max).await
                 })
                 .await
             }
@@ -52,7 +52,8 @@ macro_rules! store_calls {
             ) -> $crate::Result<()> {
                 let campaign = campaign.clone();
                 self.write_call(move |s| async move {
-                    <$store>::update_campaign(&s, &campaign, expected_version).await
+                    $crate::store::sql::campaign::update_campaign(&s, &campaign, expected_version)
+                        .await
                 })
                 .await
             }
@@ -60,7 +61,7 @@ macro_rules! store_calls {
             async fn delete_campaign(&self, project: &str, id: uuid::Uuid) -> $crate::Result<bool> {
                 let project = project.to_owned();
                 self.write_call(move |s| async move {
-                    <$store>::delete_campaign(&s, &project, id).await
+                    $crate::store::sql::campaign::delete_campaign(&s, &project, id).await
                 })
                 .await
             }
@@ -70,7 +71,8 @@ macro_rules! store_calls {
                 project: &str,
                 id: uuid::Uuid,
             ) -> $crate::Result<Option<$crate::campaign::Campaign>> {
-                self.read_call(<$store>::campaign(self, project, id)).await
+                self.read_call($crate::store::sql::campaign::campaign(self, project, id))
+                    .await
             }
 
             async fn campaign_by_code(
@@ -78,8 +80,10 @@ macro_rules! store_calls {
                 project: &str,
                 ref_code: &str,
             ) -> $crate::Result<Option<$crate::campaign::Campaign>> {
-                self.read_call(<$store>::campaign_by_code(self, project, ref_code))
-                    .await
+                self.read_call($crate::store::sql::campaign::campaign_by_code(
+                    self, project, ref_code,
+                ))
+                .await
             }
 
             async fn list_campaigns(
@@ -87,24 +91,27 @@ macro_rules! store_calls {
                 project: &str,
                 query: &$crate::store::CampaignQuery,
             ) -> $crate::Result<$crate::store::Page<$crate::campaign::Campaign>> {
-                self.read_call(<$store>::list_campaigns(self, project, query))
-                    .await
+                self.read_call($crate::store::sql::campaign::list_campaigns(
+                    self, project, query,
+                ))
+                .await
             }
 
             async fn all_campaigns(
                 &self,
                 project: &str,
             ) -> $crate::Result<Vec<$crate::campaign::Campaign>> {
-                self.read_call(<$store>::all_campaigns(self, project)).await
+                self.read_call($crate::store::sql::campaign::all_campaigns(self, project))
+                    .await
             }
 
             async fn catalog_version(&self, project: &str) -> $crate::Result<i64> {
-                self.read_call(<$store>::catalog_version(self, project))
+                self.read_call($crate::store::sql::campaign::catalog_version(self, project))
                     .await
             }
 
             async fn count_campaigns(&self, project: &str) -> $crate::Result<u64> {
-                self.read_call(<$store>::count_campaigns(self, project))
+                self.read_call($crate::store::sql::campaign::count_campaigns(self, project))
                     .await
             }
         }
@@ -154,8 +161,10 @@ macro_rules! store_calls {
                 project: &str,
                 id: uuid::Uuid,
             ) -> $crate::Result<Option<$crate::campaign::Redemption>> {
-                self.read_call($crate::store::sql::redemption::redemption(self, project, id))
-                    .await
+                self.read_call($crate::store::sql::redemption::redemption(
+                    self, project, id,
+                ))
+                .await
             }
 
             async fn list_redemptions(
@@ -174,8 +183,10 @@ macro_rules! store_calls {
                 project: &str,
                 keys: &[String],
             ) -> $crate::Result<std::collections::HashMap<String, rust_decimal::Decimal>> {
-                self.read_call($crate::store::sql::redemption::quota_usage(self, project, keys))
-                    .await
+                self.read_call($crate::store::sql::redemption::quota_usage(
+                    self, project, keys,
+                ))
+                .await
             }
 
             async fn campaign_quota_usage(
@@ -200,8 +211,10 @@ macro_rules! store_calls {
                 write: &$crate::consent::ContentWrite,
             ) -> $crate::Result<$crate::consent::ContentRecord> {
                 let write = write.clone();
-                self.write_call(move |s| async move { <$store>::insert_content(&s, &write).await })
-                    .await
+                self.write_call(move |s| async move {
+                    $crate::store::sql::consent::insert_content(&s, &write).await
+                })
+                .await
             }
 
             async fn replace_content(
@@ -211,7 +224,7 @@ macro_rules! store_calls {
             ) -> $crate::Result<$crate::consent::ContentRecord> {
                 let write = write.clone();
                 self.write_call(move |s| async move {
-                    <$store>::replace_content(&s, &write, expected_version).await
+                    $crate::store::sql::consent::replace_content(&s, &write, expected_version).await
                 })
                 .await
             }
@@ -222,8 +235,13 @@ macro_rules! store_calls {
                 content_type: $crate::consent::ContentType,
                 id: &str,
             ) -> $crate::Result<Option<$crate::consent::ContentRecord>> {
-                self.read_call(<$store>::content(self, project, content_type, id))
-                    .await
+                self.read_call($crate::store::sql::consent::content(
+                    self,
+                    project,
+                    content_type,
+                    id,
+                ))
+                .await
             }
 
             async fn content_versions(
@@ -232,8 +250,13 @@ macro_rules! store_calls {
                 content_type: $crate::consent::ContentType,
                 id: &str,
             ) -> $crate::Result<Vec<$crate::consent::ContentRecord>> {
-                self.read_call(<$store>::content_versions(self, project, content_type, id))
-                    .await
+                self.read_call($crate::store::sql::consent::content_versions(
+                    self,
+                    project,
+                    content_type,
+                    id,
+                ))
+                .await
             }
 
             async fn list_content(
@@ -242,8 +265,13 @@ macro_rules! store_calls {
                 content_type: $crate::consent::ContentType,
                 query: &$crate::consent::ContentQuery,
             ) -> $crate::Result<$crate::store::Page<$crate::consent::ContentRecord>> {
-                self.read_call(<$store>::list_content(self, project, content_type, query))
-                    .await
+                self.read_call($crate::store::sql::consent::list_content(
+                    self,
+                    project,
+                    content_type,
+                    query,
+                ))
+                .await
             }
         }
     };
@@ -255,8 +283,10 @@ macro_rules! store_calls {
                 project: &str,
                 app: &str,
             ) -> $crate::Result<Vec<$crate::consent::ContentRecord>> {
-                self.read_call(<$store>::consents_of_app(self, project, app))
-                    .await
+                self.read_call($crate::store::sql::consent::consents_of_app(
+                    self, project, app,
+                ))
+                .await
             }
 
             async fn acceptance_versions(
@@ -264,8 +294,10 @@ macro_rules! store_calls {
                 project: &str,
                 subject: &str,
             ) -> $crate::Result<Vec<$crate::consent::ContentRecord>> {
-                self.read_call(<$store>::acceptance_versions(self, project, subject))
-                    .await
+                self.read_call($crate::store::sql::consent::acceptance_versions(
+                    self, project, subject,
+                ))
+                .await
             }
 
             async fn purpose_names(
@@ -273,8 +305,10 @@ macro_rules! store_calls {
                 project: &str,
                 codes: &[String],
             ) -> $crate::Result<Vec<$crate::consent::ContentRecord>> {
-                self.read_call(<$store>::purpose_names(self, project, codes))
-                    .await
+                self.read_call($crate::store::sql::consent::purpose_names(
+                    self, project, codes,
+                ))
+                .await
             }
 
             async fn append_purpose_event(
@@ -282,9 +316,9 @@ macro_rules! store_calls {
                 event: &$crate::consent::PurposeEvent,
             ) -> $crate::Result<$crate::consent::PurposeEvent> {
                 let event = event.clone();
-                self.write_call(
-                    move |s| async move { <$store>::append_purpose_event(&s, &event).await },
-                )
+                self.write_call(move |s| async move {
+                    $crate::store::sql::consent::append_purpose_event(&s, &event).await
+                })
                 .await
             }
 
@@ -294,8 +328,10 @@ macro_rules! store_calls {
                 subject: &str,
                 app: Option<&str>,
             ) -> $crate::Result<Vec<$crate::consent::PurposeEvent>> {
-                self.read_call(<$store>::purpose_events(self, project, subject, app))
-                    .await
+                self.read_call($crate::store::sql::consent::purpose_events(
+                    self, project, subject, app,
+                ))
+                .await
             }
         }
     };
@@ -308,15 +344,18 @@ macro_rules! store_calls {
                 after: i64,
                 limit: u32,
             ) -> $crate::Result<Vec<$crate::store::StoredEntry>> {
-                self.read_call(<$store>::ledger_entries(self, project, after, limit))
-                    .await
+                self.read_call($crate::store::sql::ledger::ledger_entries(
+                    self, project, after, limit,
+                ))
+                .await
             }
 
             async fn ledger_head(
                 &self,
                 project: &str,
             ) -> $crate::Result<Option<$crate::consent::ledger::LedgerHead>> {
-                self.read_call(<$store>::ledger_head(self, project)).await
+                self.read_call($crate::store::sql::ledger::ledger_head(self, project))
+                    .await
             }
 
             async fn erase_subject(
@@ -328,7 +367,8 @@ macro_rules! store_calls {
                 let (project, subject, pseudonym) =
                     (project.to_owned(), subject.to_owned(), pseudonym.to_owned());
                 self.write_call(move |s| async move {
-                    <$store>::erase_subject(&s, &project, &subject, &pseudonym).await
+                    $crate::store::sql::ledger::erase_subject(&s, &project, &subject, &pseudonym)
+                        .await
                 })
                 .await
             }

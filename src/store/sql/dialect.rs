@@ -16,7 +16,9 @@
 use std::future::Future;
 use std::time::Duration;
 
-use super::query::{Sql, SqlRow};
+use serde_json::{Map, Value};
+
+use super::query::{Arg, Sql, SqlRow};
 use super::{db_error, Result};
 use crate::campaign::QuotaCharge;
 use crate::consent::{ContentFilter, ContentSort};
@@ -44,6 +46,11 @@ pub(crate) trait Dialect: Clone + Send + Sync + 'static {
     /// The function `f(haystack, needle)` giving the 1-based position of a
     /// literal substring, 0 when absent (`instr`, `strpos`).
     const POSITION_FN: &'static str;
+
+    /// What makes an `ORDER BY` term not walk an index for its order
+    /// (SQLite's planner, without statistics, may prefer walking the list
+    /// index to reading a few rows and sorting them).
+    const NOT_BY_INDEX: &'static str;
 
     /// The pool.
     fn pool(&self) -> &sqlx::Pool<Self::Db>;
@@ -107,6 +114,10 @@ pub(crate) trait Dialect: Clone + Send + Sync + 'static {
     /// The SQL condition that attribute `attribute` of `data` is a JSON
     /// string (so that a number or an array whose text equals is no match).
     fn json_is_string(data: &str, attribute: &'static str) -> String;
+
+    /// The dialect's own columns of a content version, derived from its
+    /// `data` (SQLite: the exact sort keys of its numbers).
+    fn derived_content_columns(data: &Map<String, Value>) -> Result<Vec<(&'static str, Arg)>>;
 
     /// Appends the condition of one content-list filter on `v.data`
     /// (see [`crate::consent::query`]).
@@ -205,7 +216,10 @@ pub(crate) async fn rows<D: Dialect>(conn: &mut Conn<D>, sql: &Sql) -> Result<Ve
 }
 
 /// The first row of `sql`, if any.
-pub(crate) async fn row<D: Dialect>(conn: &mut Conn<D>, sql: &Sql) -> Result<Option<D::Row>, Abort> {
+pub(crate) async fn row<D: Dialect>(
+    conn: &mut Conn<D>,
+    sql: &Sql,
+) -> Result<Option<D::Row>, Abort> {
     Ok(D::fetch_optional(conn, sql).await?)
 }
 

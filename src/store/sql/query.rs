@@ -92,6 +92,13 @@ impl Sql {
         self
     }
 
+    /// Puts text before the statement (its placeholders keep their
+    /// numbers).
+    pub(crate) fn prepend(&mut self, text: &str) -> &mut Sql {
+        self.text.insert_str(0, text);
+        self
+    }
+
     /// Appends the placeholder of a new argument.
     pub(crate) fn push_bind(&mut self, arg: impl Into<Arg>) -> &mut Sql {
         self.args.push(arg.into());
@@ -102,7 +109,10 @@ impl Sql {
     }
 
     /// Appends `a, b, c`: one placeholder per argument.
-    pub(crate) fn push_list<A: Into<Arg>>(&mut self, args: impl IntoIterator<Item = A>) -> &mut Sql {
+    pub(crate) fn push_list<A: Into<Arg>>(
+        &mut self,
+        args: impl IntoIterator<Item = A>,
+    ) -> &mut Sql {
         for (i, arg) in args.into_iter().enumerate() {
             if i > 0 {
                 self.push(", ");

@@ -10,6 +10,7 @@ use std::future::Future;
 
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
+use serde_json::{Map, Value};
 use sqlx::sqlite::{SqliteArguments, SqliteRow};
 use sqlx::{Arguments as _, Row as _, Sqlite, SqliteConnection};
 use uuid::Uuid;
@@ -17,9 +18,9 @@ use uuid::Uuid;
 use super::{SqliteStore, BUSY_TIMEOUT};
 use crate::campaign::QuotaCharge;
 use crate::consent::{ContentFilter, ContentSort};
-use crate::store::sql::content::{json_path, FilterValue};
+use crate::store::sql::content::{json_path, number_keys_json, FilterValue};
 use crate::store::sql::dialect::{execute, Abort, Dialect, Tx};
-use crate::store::sql::query::{Arg, Sql, SqlRow};
+use crate::store::sql::query::{Arg, Json, Sql, SqlRow};
 use crate::store::sql::redemption::usage;
 use crate::store::sql::{corrupt, is_unique_violation};
 use crate::store::SortDirection;
@@ -125,6 +126,8 @@ impl Dialect for SqliteStore {
     // The write transaction holds the database's only write lock.
     const FOR_UPDATE: &'static str = "";
     const POSITION_FN: &'static str = "instr";
+    // The unary `+` makes the term an expression no index is on.
+    const NOT_BY_INDEX: &'static str = "+";
 
     fn pool(&self) -> &sqlx::Pool<Sqlite> {
         &self.pool
@@ -242,12 +245,21 @@ impl Dialect for SqliteStore {
 
     /// The one-row counter: the caller holds the write lock, and rolling
     /// back gives the number back.
-    fn next_seq(conn: &mut SqliteConnection) -> impl Future<Output = Result<i64, Abort>> + Send + '_ {
+    fn next_seq(
+        conn: &mut SqliteConnection,
+    ) -> impl Future<Output = Result<i64, Abort>> + Send + '_ {
         async move {
-            let sql = Sql::new("UPDATE consent_seq SET last = last + 1 WHERE id = 1 RETURNING last");
+            let sql =
+                Sql::new("UPDATE consent_seq SET last = last + 1 WHERE id = 1 RETURNING last");
             let row = Self::fetch_optional(conn, &sql).await?;
-            Ok(row.ok_or_else(|| corrupt("consent_seq", "no row"))?.col("last")?)
+            Ok(row
+                .ok_or_else(|| corrupt("consent_seq", "no row"))?
+                .col("last")?)
         }
+    }
+
+    fn derived_content_columns(data: &Map<String, Value>) -> Result<Vec<(&'static str, Arg)>> {
+        Ok(vec![("number_keys", Json(number_keys_json(data)?).into())])
     }
 
     fn json_text(data: &str, attribute: &'static str) -> String {

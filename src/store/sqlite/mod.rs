@@ -33,15 +33,16 @@
 //! transaction; content lists filter, sort and page in SQL (see
 //! `consent.rs`).
 
-mod campaign;
-mod consent;
 mod dialect;
-mod ledger;
 
 use crate::store::sql::calls::store_calls;
-use crate::store::RedemptionStore;
+use crate::store::{CampaignStore, ConsentLedger, ContentStore, LedgerStore, RedemptionStore};
 
+store_calls!(impl CampaignStore for SqliteStore);
 store_calls!(impl RedemptionStore for SqliteStore);
+store_calls!(impl ContentStore for SqliteStore);
+store_calls!(impl ConsentLedger for SqliteStore);
+store_calls!(impl LedgerStore for SqliteStore);
 
 use std::future::Future;
 use std::str::FromStr;
