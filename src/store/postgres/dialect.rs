@@ -14,15 +14,15 @@ use serde_json::{Map, Value};
 use sqlx::encode::IsNull;
 use sqlx::error::BoxDynError;
 use sqlx::postgres::{PgArgumentBuffer, PgArguments, PgRow, PgTypeInfo, PgValueFormat, PgValueRef};
-use sqlx::{Arguments as _, PgConnection, Postgres, Row as _, TypeInfo as _, ValueRef as _};
+use sqlx::{Arguments as _, PgConnection, Postgres, TypeInfo as _, ValueRef as _};
 use uuid::Uuid;
 
 use super::PostgresStore;
 use crate::campaign::QuotaCharge;
 use crate::consent::{ContentFilter, ContentSort};
 use crate::store::sql::content::FilterValue;
-use crate::store::sql::dialect::{execute, row, Abort, Dialect, Tx};
-use crate::store::sql::query::{Arg, Json, Sql, SqlRow};
+use crate::store::sql::dialect::{execute, row, run_statements, Abort, Dialect, Tx};
+use crate::store::sql::query::{self as query, native_getters, Arg, Json, Sql, SqlRow};
 use crate::store::sql::{corrupt, is_unique_violation};
 use crate::store::SortDirection;
 use crate::{Error, Result};
@@ -94,45 +94,23 @@ fn arguments(sql: &Sql) -> Result<PgArguments, sqlx::Error> {
     Ok(out)
 }
 
-/// One column of a row; a value of the wrong type is a corrupt store.
-fn get<'r, T>(row: &'r PgRow, column: &str) -> Result<T>
-where
-    T: sqlx::Decode<'r, Postgres> + sqlx::Type<Postgres>,
-{
-    row.try_get(column).map_err(|e| corrupt(column, e))
-}
-
 impl SqlRow for PgRow {
-    fn text(&self, column: &str) -> Result<Option<String>> {
-        get(self, column)
-    }
-
-    fn i64(&self, column: &str) -> Result<Option<i64>> {
-        get(self, column)
-    }
-
-    fn i32(&self, column: &str) -> Result<Option<i32>> {
-        get(self, column)
-    }
+    native_getters!();
 
     fn uuid(&self, column: &str) -> Result<Option<Uuid>> {
-        get(self, column)
+        query::get(self, column)
     }
 
     fn time(&self, column: &str) -> Result<Option<DateTime<Utc>>> {
-        get(self, column)
+        query::get(self, column)
     }
 
     fn decimal(&self, column: &str) -> Result<Option<Decimal>> {
-        get(self, column)
+        query::get(self, column)
     }
 
     fn json(&self, column: &str) -> Result<Option<String>> {
-        Ok(get::<Option<JsonText<String>>>(self, column)?.map(|j| j.0))
-    }
-
-    fn bytes(&self, column: &str) -> Result<Option<Vec<u8>>> {
-        get(self, column)
+        Ok(query::get::<_, Option<JsonText<String>>>(self, column)?.map(|j| j.0))
     }
 }
 
@@ -212,44 +190,18 @@ impl Dialect for PostgresStore {
     const FOR_UPDATE: &'static str = " FOR UPDATE";
     const POSITION_FN: &'static str = "strpos";
     const NOT_BY_INDEX: &'static str = "";
+    const MIGRATION_HISTORY: &'static str = "CREATE TABLE IF NOT EXISTS accord_migrations (
+        version BIGINT PRIMARY KEY,
+        description TEXT NOT NULL,
+        checksum BYTEA NOT NULL,
+        installed_on TIMESTAMPTZ NOT NULL DEFAULT now())";
+    const HAS_TABLE: &'static str = "SELECT 1 AS found WHERE to_regclass($1) IS NOT NULL";
 
     fn pool(&self) -> &sqlx::Pool<Postgres> {
         &self.pool
     }
 
-    fn fetch_all<'c>(
-        conn: &'c mut PgConnection,
-        sql: &'c Sql,
-    ) -> impl Future<Output = Result<Vec<PgRow>, sqlx::Error>> + Send + 'c {
-        async move {
-            sqlx::query_with(sql.text(), arguments(sql)?)
-                .fetch_all(conn)
-                .await
-        }
-    }
-
-    fn fetch_optional<'c>(
-        conn: &'c mut PgConnection,
-        sql: &'c Sql,
-    ) -> impl Future<Output = Result<Option<PgRow>, sqlx::Error>> + Send + 'c {
-        async move {
-            sqlx::query_with(sql.text(), arguments(sql)?)
-                .fetch_optional(conn)
-                .await
-        }
-    }
-
-    fn execute<'c>(
-        conn: &'c mut PgConnection,
-        sql: &'c Sql,
-    ) -> impl Future<Output = Result<u64, sqlx::Error>> + Send + 'c {
-        async move {
-            let done = sqlx::query_with(sql.text(), arguments(sql)?)
-                .execute(conn)
-                .await?;
-            Ok(done.rows_affected())
-        }
-    }
+    run_statements!();
 
     /// READ COMMITTED: every guard is in a statement or a row lock.
     async fn begin_write(&self) -> Result<Tx<Self>, Abort> {
@@ -324,6 +276,10 @@ impl Dialect for PostgresStore {
 
     fn derived_content_columns(_: &Map<String, Value>) -> Result<Vec<(&'static str, Arg)>> {
         Ok(Vec::new())
+    }
+
+    fn migrator() -> &'static sqlx::migrate::Migrator {
+        &super::MIGRATOR
     }
 
     fn json_text(data: &str, attribute: &'static str) -> String {

@@ -45,7 +45,7 @@
 
 mod dialect;
 
-use crate::store::sql::calls::store_calls;
+use crate::store::sql::calls::{common_methods, store_calls};
 use crate::store::{CampaignStore, ConsentLedger, ContentStore, LedgerStore, RedemptionStore};
 
 store_calls!(impl CampaignStore for PostgresStore);
@@ -53,12 +53,12 @@ store_calls!(impl RedemptionStore for PostgresStore);
 store_calls!(impl ContentStore for PostgresStore);
 store_calls!(impl ConsentLedger for PostgresStore);
 store_calls!(impl LedgerStore for PostgresStore);
+common_methods!(PostgresStore);
 
 use std::future::Future;
 use std::str::FromStr;
 use std::time::Duration;
 
-use sqlx::migrate::Migration;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 use sqlx::Connection;
 
@@ -263,64 +263,6 @@ impl PostgresStore {
         migrate(&self.pool).await
     }
 
-    /// The versions of the migrations not applied yet (none applied, none
-    /// written).
-    pub async fn pending_migrations(&self) -> Result<Vec<i64>> {
-        pending_versions(&self.pool).await
-    }
-
-    /// The pool's connections now: (open, idle).
-    pub fn pool_state(&self) -> (u32, u32) {
-        (
-            self.pool.size(),
-            u32::try_from(self.pool.num_idle()).unwrap_or(u32::MAX),
-        )
-    }
-
-    /// The value kept under `name` in the service's settings; `value`
-    /// stored first if there is none (the first of several processes
-    /// wins, the others read its value).
-    pub async fn setting_or_insert(&self, name: &str, value: &str) -> Result<String> {
-        let (name, value) = (name.to_owned(), value.to_owned());
-        self.write_call(move |s| async move {
-            sqlx::query(
-                "INSERT INTO accord_settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
-            )
-            .bind(&name)
-            .bind(&value)
-            .execute(s.pool())
-            .await
-            .map_err(db_error)?;
-            sqlx::query_scalar("SELECT value FROM accord_settings WHERE name = $1")
-                .bind(&name)
-                .fetch_one(s.pool())
-                .await
-                .map_err(db_error)
-        })
-        .await
-    }
-
-    /// The value kept under `name`, if any.
-    pub async fn setting(&self, name: &str) -> Result<Option<String>> {
-        self.read_call(async {
-            sqlx::query_scalar("SELECT value FROM accord_settings WHERE name = $1")
-                .bind(name)
-                .fetch_optional(self.pool())
-                .await
-                .map_err(db_error)
-        })
-        .await
-    }
-
-    /// Closes every connection, waiting for them to finish.
-    pub async fn close(&self) {
-        self.pool.close().await;
-    }
-
-    pub(crate) fn pool(&self) -> &PgPool {
-        &self.pool
-    }
-
     /// Runs a read in place, for [`CALL_TIMEOUT`] at most. See
     /// `crate::store::sql::calls`.
     async fn read_call<T>(&self, read: impl Future<Output = Result<T>>) -> Result<T> {
@@ -354,7 +296,7 @@ impl PostgresStore {
         let read_only: String = self
             .read_call(async {
                 sqlx::query_scalar("SHOW transaction_read_only")
-                    .fetch_one(self.pool())
+                    .fetch_one(&self.pool)
                     .await
                     .map_err(db_error)
             })
@@ -386,7 +328,7 @@ async fn migrate(pool: &PgPool) -> Result<()> {
             .execute(&mut *conn)
             .await
             .map_err(db_error)?;
-        let applied = apply_pending(&mut conn).await;
+        let applied = migrate::apply::<PostgresStore>(&mut conn, &MIGRATOR).await;
         let unlocked = sqlx::query("SELECT pg_advisory_unlock($1)")
             .bind(MIGRATION_LOCK)
             .execute(&mut *conn)
@@ -397,128 +339,6 @@ async fn migrate(pool: &PgPool) -> Result<()> {
     .await;
     let _ = conn.detach().close().await;
     migrated
-}
-
-/// Under the migration lock: the history table, rows adopted from
-/// `_sqlx_migrations`, then each pending migration in a transaction with
-/// its history row.
-async fn apply_pending(conn: &mut PgConnection) -> Result<()> {
-    use sqlx::Executor as _;
-    sqlx::query(
-        "CREATE TABLE IF NOT EXISTS accord_migrations (
-            version BIGINT PRIMARY KEY,
-            description TEXT NOT NULL,
-            checksum BYTEA NOT NULL,
-            installed_on TIMESTAMPTZ NOT NULL DEFAULT now())",
-    )
-    .execute(&mut *conn)
-    .await
-    .map_err(db_error)?;
-    let ups = migrate::ups(&MIGRATOR);
-    adopt_sqlx_history(conn, &ups).await?;
-    for m in migrate::pending(&ups, &history(conn).await?)? {
-        let mut tx = conn.begin().await.map_err(db_error)?;
-        tx.execute(&*m.sql).await.map_err(db_error)?;
-        sqlx::query(
-            "INSERT INTO accord_migrations (version, description, checksum) VALUES ($1, $2, $3)",
-        )
-        .bind(m.version)
-        .bind(&*m.description)
-        .bind(&*m.checksum)
-        .execute(&mut *tx)
-        .await
-        .map_err(db_error)?;
-        tx.commit().await.map_err(db_error)?;
-        tracing::info!(version = m.version, description = %m.description, "applied a migration");
-    }
-    Ok(())
-}
-
-/// The applied history: (version, checksum).
-async fn history(conn: &mut PgConnection) -> Result<Vec<(i64, Vec<u8>)>> {
-    sqlx::query_as("SELECT version, checksum FROM accord_migrations ORDER BY version")
-        .fetch_all(&mut *conn)
-        .await
-        .map_err(db_error)
-}
-
-/// Moves Accord's rows (same version and checksum) from `_sqlx_migrations`
-/// (in the search path), where versions before the history table recorded
-/// them, into `accord_migrations`, in one transaction.
-async fn adopt_sqlx_history(conn: &mut PgConnection, ups: &[&Migration]) -> Result<()> {
-    let exists: Option<String> = sqlx::query_scalar("SELECT to_regclass('_sqlx_migrations')::text")
-        .fetch_one(&mut *conn)
-        .await
-        .map_err(db_error)?;
-    if exists.is_none() {
-        return Ok(());
-    }
-    let mut tx = conn.begin().await.map_err(db_error)?;
-    let mut moved = 0;
-    for m in ups {
-        let taken = sqlx::query(
-            "DELETE FROM _sqlx_migrations WHERE version = $1 AND checksum = $2 AND success",
-        )
-        .bind(m.version)
-        .bind(&*m.checksum)
-        .execute(&mut *tx)
-        .await
-        .map_err(db_error)?;
-        if taken.rows_affected() > 0 {
-            sqlx::query(
-                "INSERT INTO accord_migrations (version, description, checksum)
-                 VALUES ($1, $2, $3) ON CONFLICT (version) DO NOTHING",
-            )
-            .bind(m.version)
-            .bind(&*m.description)
-            .bind(&*m.checksum)
-            .execute(&mut *tx)
-            .await
-            .map_err(db_error)?;
-            moved += 1;
-        }
-    }
-    tx.commit().await.map_err(db_error)?;
-    if moved > 0 {
-        tracing::info!(
-            moved,
-            "moved Accord's migration history from _sqlx_migrations to accord_migrations"
-        );
-    }
-    Ok(())
-}
-
-/// The versions of the migrations not applied yet, without applying any
-/// (the rows `_sqlx_migrations` holds for Accord count as applied).
-async fn pending_versions(pool: &PgPool) -> Result<Vec<i64>> {
-    let ups = migrate::ups(&MIGRATOR);
-    let mut conn = pool.acquire().await.map_err(db_error)?;
-    let mut applied: Vec<(i64, Vec<u8>)> = Vec::new();
-    for table in ["accord_migrations", "_sqlx_migrations"] {
-        let exists: Option<String> = sqlx::query_scalar("SELECT to_regclass($1)::text")
-            .bind(table)
-            .fetch_one(&mut *conn)
-            .await
-            .map_err(db_error)?;
-        if exists.is_none() {
-            continue;
-        }
-        let rows: Vec<(i64, Vec<u8>)> =
-            sqlx::query_as(&format!("SELECT version, checksum FROM {table}"))
-                .fetch_all(&mut *conn)
-                .await
-                .map_err(db_error)?;
-        applied.extend(rows.into_iter().filter(|(v, c)| {
-            table == "accord_migrations"
-                || ups
-                    .iter()
-                    .any(|m| m.version == *v && m.checksum.as_ref() == c.as_slice())
-        }));
-    }
-    Ok(migrate::pending(&ups, &applied)?
-        .iter()
-        .map(|m| m.version)
-        .collect())
 }
 
 /// Whether a connection back in the pool may be reused: it answers a ping

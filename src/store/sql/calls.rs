@@ -376,6 +376,73 @@ macro_rules! store_calls {
     };
 }
 
+// The public methods every SQL store has beside the roles.
+macro_rules! common_methods {
+    ($store:ty) => {
+        impl $store {
+            /// The versions of the migrations not applied yet (none
+            /// applied, none written; the rows `_sqlx_migrations` holds for
+            /// Accord count as applied).
+            pub async fn pending_migrations(&self) -> $crate::Result<Vec<i64>> {
+                use $crate::store::sql::dialect::Dialect as _;
+                self.read_call(async {
+                    let mut conn = self
+                        .pool()
+                        .acquire()
+                        .await
+                        .map_err($crate::store::sql::db_error)?;
+                    $crate::store::sql::migrate::pending_versions::<$store>(
+                        &mut conn,
+                        Self::migrator(),
+                    )
+                    .await
+                })
+                .await
+            }
+
+            /// The pool's connections now: (open, idle).
+            pub fn pool_state(&self) -> (u32, u32) {
+                use $crate::store::sql::dialect::Dialect as _;
+                let pool = self.pool();
+                (
+                    pool.size(),
+                    u32::try_from(pool.num_idle()).unwrap_or(u32::MAX),
+                )
+            }
+
+            /// The value kept under `name` in the service's settings;
+            /// `value` stored first if there is none (the first of several
+            /// processes wins, the others read its value).
+            pub async fn setting_or_insert(
+                &self,
+                name: &str,
+                value: &str,
+            ) -> $crate::Result<String> {
+                let (name, value) = (name.to_owned(), value.to_owned());
+                self.write_call(move |s| async move {
+                    $crate::store::sql::settings::setting_or_insert(&s, &name, &value).await
+                })
+                .await
+            }
+
+            /// The value kept under `name`, if any.
+            pub async fn setting(&self, name: &str) -> $crate::Result<Option<String>> {
+                self.read_call($crate::store::sql::settings::setting(self, name))
+                    .await
+            }
+
+            /// Closes every connection, waiting for them to finish
+            /// (optional: a dropped store closes its connections too,
+            /// without waiting).
+            pub async fn close(&self) {
+                use $crate::store::sql::dialect::Dialect as _;
+                self.pool().close().await;
+            }
+        }
+    };
+}
+
+pub(crate) use common_methods;
 pub(crate) use store_calls;
 
 use std::future::Future;

@@ -52,6 +52,16 @@ pub(crate) trait Dialect: Clone + Send + Sync + 'static {
     /// index to reading a few rows and sorting them).
     const NOT_BY_INDEX: &'static str;
 
+    /// `CREATE TABLE IF NOT EXISTS accord_migrations (…)` in the dialect's
+    /// types (see `migrate.rs`).
+    const MIGRATION_HISTORY: &'static str;
+
+    /// A query with a row when table `$1` exists.
+    const HAS_TABLE: &'static str;
+
+    /// The embedded migrations.
+    fn migrator() -> &'static sqlx::migrate::Migrator;
+
     /// The pool.
     fn pool(&self) -> &sqlx::Pool<Self::Db>;
 
@@ -72,6 +82,12 @@ pub(crate) trait Dialect: Clone + Send + Sync + 'static {
         conn: &'c mut Conn<Self>,
         sql: &'c Sql,
     ) -> impl Future<Output = Result<u64, sqlx::Error>> + Send + 'c;
+
+    /// Runs a script of statements without arguments (a migration).
+    fn execute_script<'c>(
+        conn: &'c mut Conn<Self>,
+        script: &'c str,
+    ) -> impl Future<Output = Result<(), sqlx::Error>> + Send + 'c;
 
     /// Begins a write transaction.
     fn begin_write(&self) -> impl Future<Output = Result<Tx<Self>, Abort>> + Send;
@@ -128,6 +144,59 @@ pub(crate) trait Dialect: Clone + Send + Sync + 'static {
     fn push_content_sort(sql: &mut Sql, key: &ContentSort);
 }
 
+/// The statement-running methods of a [`Dialect`] impl, written once: they
+/// bind through the `arguments(&Sql)` function of the module they are
+/// expanded in, which turns [`Arg`]s into the driver's arguments.
+macro_rules! run_statements {
+    () => {
+        fn fetch_all<'c>(
+            conn: &'c mut $crate::store::sql::dialect::Conn<Self>,
+            sql: &'c $crate::store::sql::query::Sql,
+        ) -> impl std::future::Future<Output = Result<Vec<Self::Row>, sqlx::Error>> + Send + 'c {
+            async move {
+                sqlx::query_with(sql.text(), arguments(sql)?)
+                    .fetch_all(conn)
+                    .await
+            }
+        }
+
+        fn fetch_optional<'c>(
+            conn: &'c mut $crate::store::sql::dialect::Conn<Self>,
+            sql: &'c $crate::store::sql::query::Sql,
+        ) -> impl std::future::Future<Output = Result<Option<Self::Row>, sqlx::Error>> + Send + 'c {
+            async move {
+                sqlx::query_with(sql.text(), arguments(sql)?)
+                    .fetch_optional(conn)
+                    .await
+            }
+        }
+
+        fn execute<'c>(
+            conn: &'c mut $crate::store::sql::dialect::Conn<Self>,
+            sql: &'c $crate::store::sql::query::Sql,
+        ) -> impl std::future::Future<Output = Result<u64, sqlx::Error>> + Send + 'c {
+            async move {
+                let done = sqlx::query_with(sql.text(), arguments(sql)?)
+                    .execute(conn)
+                    .await?;
+                Ok(done.rows_affected())
+            }
+        }
+
+        fn execute_script<'c>(
+            conn: &'c mut $crate::store::sql::dialect::Conn<Self>,
+            script: &'c str,
+        ) -> impl std::future::Future<Output = Result<(), sqlx::Error>> + Send + 'c {
+            async move {
+                sqlx::Executor::execute(conn, script).await?;
+                Ok(())
+            }
+        }
+    };
+}
+
+pub(crate) use run_statements;
+
 /// A transaction of a dialect, with whatever it holds until it ends
 /// (SQLite: this process's write queue). Dropping it rolls back.
 pub(crate) struct Tx<D: Dialect> {
@@ -173,6 +242,16 @@ pub(crate) enum Abort {
     Fail(Error),
 }
 
+impl Abort {
+    /// The error a caller sees.
+    pub(crate) fn into_error(self) -> Error {
+        match self {
+            Abort::Db(e) => db_error(e),
+            Abort::Fail(e) => e,
+        }
+    }
+}
+
 impl From<sqlx::Error> for Abort {
     fn from(e: sqlx::Error) -> Self {
         Abort::Db(e)
@@ -204,8 +283,7 @@ where
                 tokio::time::sleep(Duration::from_millis(2 << run)).await;
                 run += 1;
             }
-            Err(Abort::Db(e)) => return Err(db_error(e)),
-            Err(Abort::Fail(e)) => return Err(e),
+            Err(e) => return Err(e.into_error()),
         }
     }
 }

@@ -153,6 +153,40 @@ pub(crate) trait SqlRow: Send + Sync + 'static {
     }
 }
 
+/// One column of a row; a value of the wrong type is a corrupt store.
+pub(crate) fn get<'r, R, T>(row: &'r R, column: &str) -> Result<T>
+where
+    R: sqlx::Row,
+    for<'c> &'c str: sqlx::ColumnIndex<R>,
+    T: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+{
+    row.try_get(column).map_err(|e| corrupt(column, e))
+}
+
+/// The [`SqlRow`] getters of the types both drivers decode natively,
+/// written once for every dialect's `impl SqlRow`.
+macro_rules! native_getters {
+    () => {
+        fn text(&self, column: &str) -> $crate::Result<Option<String>> {
+            $crate::store::sql::query::get(self, column)
+        }
+
+        fn i64(&self, column: &str) -> $crate::Result<Option<i64>> {
+            $crate::store::sql::query::get(self, column)
+        }
+
+        fn i32(&self, column: &str) -> $crate::Result<Option<i32>> {
+            $crate::store::sql::query::get(self, column)
+        }
+
+        fn bytes(&self, column: &str) -> $crate::Result<Option<Vec<u8>>> {
+            $crate::store::sql::query::get(self, column)
+        }
+    };
+}
+
+pub(crate) use native_getters;
+
 /// A Rust type a column is read into.
 pub(crate) trait Column: Sized {
     fn read(row: &impl SqlRow, column: &str) -> Result<Self>;

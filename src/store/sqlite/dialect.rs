@@ -12,15 +12,15 @@ use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde_json::{Map, Value};
 use sqlx::sqlite::{SqliteArguments, SqliteRow};
-use sqlx::{Arguments as _, Row as _, Sqlite, SqliteConnection};
+use sqlx::{Arguments as _, Sqlite, SqliteConnection};
 use uuid::Uuid;
 
 use super::{SqliteStore, BUSY_TIMEOUT};
 use crate::campaign::QuotaCharge;
 use crate::consent::{ContentFilter, ContentSort};
 use crate::store::sql::content::{json_path, number_keys_json, FilterValue};
-use crate::store::sql::dialect::{execute, Abort, Dialect, Tx};
-use crate::store::sql::query::{Arg, Json, Sql, SqlRow};
+use crate::store::sql::dialect::{execute, run_statements, Abort, Dialect, Tx};
+use crate::store::sql::query::{self as query, native_getters, Arg, Json, Sql, SqlRow};
 use crate::store::sql::redemption::usage;
 use crate::store::sql::{corrupt, is_unique_violation};
 use crate::store::SortDirection;
@@ -44,51 +44,29 @@ fn arguments(sql: &Sql) -> Result<SqliteArguments<'_>, sqlx::Error> {
     Ok(out)
 }
 
-/// One column of a row; a value of the wrong type is a corrupt store.
-fn get<'r, T>(row: &'r SqliteRow, column: &str) -> Result<T>
-where
-    T: sqlx::Decode<'r, Sqlite> + sqlx::Type<Sqlite>,
-{
-    row.try_get(column).map_err(|e| corrupt(column, e))
-}
-
 impl SqlRow for SqliteRow {
-    fn text(&self, column: &str) -> Result<Option<String>> {
-        get(self, column)
-    }
-
-    fn i64(&self, column: &str) -> Result<Option<i64>> {
-        get(self, column)
-    }
-
-    fn i32(&self, column: &str) -> Result<Option<i32>> {
-        get(self, column)
-    }
+    native_getters!();
 
     fn uuid(&self, column: &str) -> Result<Option<Uuid>> {
-        get::<Option<String>>(self, column)?
+        query::get::<_, Option<String>>(self, column)?
             .map(|s| Uuid::parse_str(&s).map_err(|e| corrupt(column, e)))
             .transpose()
     }
 
     fn time(&self, column: &str) -> Result<Option<DateTime<Utc>>> {
-        get::<Option<i64>>(self, column)?
+        query::get::<_, Option<i64>>(self, column)?
             .map(|m| DateTime::from_timestamp_micros(m).ok_or_else(|| corrupt(column, m)))
             .transpose()
     }
 
     fn decimal(&self, column: &str) -> Result<Option<Decimal>> {
-        get::<Option<String>>(self, column)?
+        query::get::<_, Option<String>>(self, column)?
             .map(|s| s.parse().map_err(|e| corrupt(column, e)))
             .transpose()
     }
 
     fn json(&self, column: &str) -> Result<Option<String>> {
-        get(self, column)
-    }
-
-    fn bytes(&self, column: &str) -> Result<Option<Vec<u8>>> {
-        get(self, column)
+        query::get(self, column)
     }
 }
 
@@ -128,44 +106,19 @@ impl Dialect for SqliteStore {
     const POSITION_FN: &'static str = "instr";
     // The unary `+` makes the term an expression no index is on.
     const NOT_BY_INDEX: &'static str = "+";
+    const MIGRATION_HISTORY: &'static str = "CREATE TABLE IF NOT EXISTS accord_migrations (
+        version INTEGER PRIMARY KEY,
+        description TEXT NOT NULL,
+        checksum BLOB NOT NULL,
+        installed_on TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)";
+    const HAS_TABLE: &'static str =
+        "SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = $1";
 
     fn pool(&self) -> &sqlx::Pool<Sqlite> {
         &self.pool
     }
 
-    fn fetch_all<'c>(
-        conn: &'c mut SqliteConnection,
-        sql: &'c Sql,
-    ) -> impl Future<Output = Result<Vec<SqliteRow>, sqlx::Error>> + Send + 'c {
-        async move {
-            sqlx::query_with(sql.text(), arguments(sql)?)
-                .fetch_all(conn)
-                .await
-        }
-    }
-
-    fn fetch_optional<'c>(
-        conn: &'c mut SqliteConnection,
-        sql: &'c Sql,
-    ) -> impl Future<Output = Result<Option<SqliteRow>, sqlx::Error>> + Send + 'c {
-        async move {
-            sqlx::query_with(sql.text(), arguments(sql)?)
-                .fetch_optional(conn)
-                .await
-        }
-    }
-
-    fn execute<'c>(
-        conn: &'c mut SqliteConnection,
-        sql: &'c Sql,
-    ) -> impl Future<Output = Result<u64, sqlx::Error>> + Send + 'c {
-        async move {
-            let done = sqlx::query_with(sql.text(), arguments(sql)?)
-                .execute(conn)
-                .await?;
-            Ok(done.rows_affected())
-        }
-    }
+    run_statements!();
 
     /// `BEGIN IMMEDIATE`, after this process's earlier writers (see the
     /// module docs of `store::sqlite`).
@@ -260,6 +213,10 @@ impl Dialect for SqliteStore {
 
     fn derived_content_columns(data: &Map<String, Value>) -> Result<Vec<(&'static str, Arg)>> {
         Ok(vec![("number_keys", Json(number_keys_json(data)?).into())])
+    }
+
+    fn migrator() -> &'static sqlx::migrate::Migrator {
+        &super::MIGRATOR
     }
 
     fn json_text(data: &str, attribute: &'static str) -> String {
