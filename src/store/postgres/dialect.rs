@@ -22,8 +22,8 @@ use crate::campaign::QuotaCharge;
 use crate::consent::{ContentFilter, ContentSort};
 use crate::store::sql::content::FilterValue;
 use crate::store::sql::dialect::{execute, row, run_statements, Abort, Dialect, Tx};
-use crate::store::sql::query::{self as query, native_getters, Arg, Json, Sql, SqlRow};
-use crate::store::sql::{corrupt, is_unique_violation};
+use crate::store::sql::is_unique_violation;
+use crate::store::sql::query::{self as query, native_getters, Arg, Json, Sql, SqlRow, Typed};
 use crate::store::SortDirection;
 use crate::{Error, Result};
 
@@ -77,21 +77,12 @@ impl<'r> sqlx::Decode<'r, Postgres> for JsonText<String> {
 
 /// The arguments of `sql` in PostgreSQL's types.
 fn arguments(sql: &Sql) -> Result<PgArguments, sqlx::Error> {
-    let mut out = PgArguments::default();
-    for arg in sql.args() {
-        match arg {
-            Arg::Text(v) => out.add(v.as_deref()),
-            Arg::Json(v) => out.add(v.as_deref().map(JsonText)),
-            Arg::I32(v) => out.add(*v),
-            Arg::I64(v) => out.add(*v),
-            Arg::Uuid(v) => out.add(*v),
-            Arg::Time(v) => out.add(*v),
-            Arg::Decimal(v) => out.add(*v),
-            Arg::Bytes(v) => out.add(v.as_slice()),
-        }
-        .map_err(sqlx::Error::Encode)?;
-    }
-    Ok(out)
+    query::arguments(sql, |out: &mut PgArguments, arg| match arg {
+        Typed::Uuid(v) => out.add(v),
+        Typed::Time(v) => out.add(v),
+        Typed::Decimal(v) => out.add(v),
+        Typed::Json(v) => out.add(v.map(JsonText)),
+    })
 }
 
 impl SqlRow for PgRow {
@@ -195,6 +186,8 @@ impl Dialect for PostgresStore {
         description TEXT NOT NULL,
         checksum BYTEA NOT NULL,
         installed_on TIMESTAMPTZ NOT NULL DEFAULT now())";
+    const NEXT_SEQ: &'static str = "SELECT nextval('consent_seq') AS last";
+    const MIGRATOR: &'static sqlx::migrate::Migrator = &super::MIGRATOR;
     const HAS_TABLE: &'static str = "SELECT 1 AS found WHERE to_regclass($1) IS NOT NULL";
 
     fn pool(&self) -> &sqlx::Pool<Postgres> {
@@ -264,22 +257,8 @@ impl Dialect for PostgresStore {
         }
     }
 
-    fn next_seq(conn: &mut PgConnection) -> impl Future<Output = Result<i64, Abort>> + Send + '_ {
-        async move {
-            let sql = Sql::new("SELECT nextval('consent_seq') AS last");
-            let row = row::<Self>(conn, &sql).await?;
-            Ok(row
-                .ok_or_else(|| corrupt("consent_seq", "no row"))?
-                .col("last")?)
-        }
-    }
-
     fn derived_content_columns(_: &Map<String, Value>) -> Result<Vec<(&'static str, Arg)>> {
         Ok(Vec::new())
-    }
-
-    fn migrator() -> &'static sqlx::migrate::Migrator {
-        &super::MIGRATOR
     }
 
     fn json_text(data: &str, attribute: &'static str) -> String {

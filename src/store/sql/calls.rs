@@ -393,7 +393,7 @@ macro_rules! common_methods {
                         .map_err($crate::store::sql::db_error)?;
                     $crate::store::sql::migrate::pending_versions::<$store>(
                         &mut conn,
-                        Self::migrator(),
+                        Self::MIGRATOR,
                     )
                     .await
                 })

@@ -14,7 +14,7 @@ use super::content::{
     content_not_found, content_type_from_db, data_from_json, data_json, duplicate_content_id,
     duplicate_event_id, stale_content_version,
 };
-use super::dialect::{acquire, retry, row, rows, Abort, Conn, Dialect};
+use super::dialect::{acquire, next_seq, retry, row, rows, Abort, Conn, Dialect};
 use super::ledger;
 use super::limit_offset;
 use super::query::{Json, Sql, SqlRow};
@@ -126,7 +126,7 @@ fn derived_columns<D: Dialect>(sql: &mut Sql, write: &ContentWrite) -> Result<St
 
 async fn try_insert<D: Dialect>(db: &D, write: &ContentWrite) -> Result<ContentRecord, Abort> {
     let mut tx = db.begin_write().await?;
-    let seq = D::next_seq(tx.conn()).await?;
+    let seq = next_seq::<D>(tx.conn()).await?;
     let mut values = Sql::new("VALUES ($1, $2, $3, 1, $4, $5, $6, $6, $7, $7")
         .bind(&write.project_id)
         .bind(write.content_type.as_str())
@@ -159,7 +159,7 @@ async fn try_replace<D: Dialect>(
     expected_version: i64,
 ) -> Result<ContentRecord, Abort> {
     let mut tx = db.begin_write().await?;
-    let seq = D::next_seq(tx.conn()).await?;
+    let seq = next_seq::<D>(tx.conn()).await?;
     // Compare and append in one statement: version n + 1 is built from
     // version n only if n is the expected version and has no successor
     // yet (the primary key refuses a second n + 1; in PostgreSQL a
@@ -266,7 +266,7 @@ async fn try_list<D: Dialect>(
 
 async fn try_append_event<D: Dialect>(db: &D, event: &PurposeEvent) -> Result<PurposeEvent, Abort> {
     let mut tx = db.begin_write().await?;
-    let seq = D::next_seq(tx.conn()).await?;
+    let seq = next_seq::<D>(tx.conn()).await?;
     let sql = Sql::new(format!(
         "INSERT INTO purpose_event (project_id, id, seq, data_subject, app, purpose_code, \
          status, consent_id, acceptance_date, expired_date, withdrawal_date, recorded_at) \

@@ -56,11 +56,15 @@ pub(crate) trait Dialect: Clone + Send + Sync + 'static {
     /// types (see `migrate.rs`).
     const MIGRATION_HISTORY: &'static str;
 
+    /// The statement taking the next consent `seq` (column `last`) inside
+    /// the caller's write transaction.
+    const NEXT_SEQ: &'static str;
+
     /// A query with a row when table `$1` exists.
     const HAS_TABLE: &'static str;
 
     /// The embedded migrations.
-    fn migrator() -> &'static sqlx::migrate::Migrator;
+    const MIGRATOR: &'static sqlx::migrate::Migrator;
 
     /// The pool.
     fn pool(&self) -> &sqlx::Pool<Self::Db>;
@@ -119,9 +123,6 @@ pub(crate) trait Dialect: Clone + Send + Sync + 'static {
         project: &'c str,
         charge: &'c QuotaCharge,
     ) -> impl Future<Output = Result<(), Abort>> + Send + 'c;
-
-    /// Takes the next consent `seq` inside the caller's write transaction.
-    fn next_seq(conn: &mut Conn<Self>) -> impl Future<Output = Result<i64, Abort>> + Send + '_;
 
     /// The SQL expression of the text of top-level attribute `attribute`
     /// of the JSON column `data` (the expression the indexes are on).
@@ -286,6 +287,14 @@ where
             Err(e) => return Err(e.into_error()),
         }
     }
+}
+
+/// Takes the next consent `seq` inside the caller's write transaction.
+pub(crate) async fn next_seq<D: Dialect>(conn: &mut Conn<D>) -> Result<i64, Abort> {
+    let row = row::<D>(conn, &Sql::new(D::NEXT_SEQ)).await?;
+    Ok(row
+        .ok_or_else(|| super::corrupt("consent_seq", "no row"))?
+        .col("last")?)
 }
 
 /// The rows of `sql`.

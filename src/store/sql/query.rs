@@ -62,6 +62,44 @@ arg_from! {
     Json<Option<String>> => |v| Arg::Json(v.0);
 }
 
+/// The arguments whose column type is the dialect's choice.
+pub(crate) enum Typed<'a> {
+    Uuid(Uuid),
+    Time(Option<DateTime<Utc>>),
+    Decimal(Decimal),
+    Json(Option<&'a str>),
+}
+
+/// The driver's arguments of `sql`: text, integers and bytes as both
+/// drivers bind them, the [`Typed`] ones through the dialect's `typed`.
+pub(crate) fn arguments<'q, A>(
+    sql: &'q Sql,
+    typed: impl Fn(&mut A, Typed<'q>) -> Result<(), sqlx::error::BoxDynError>,
+) -> Result<A, sqlx::Error>
+where
+    A: sqlx::Arguments<'q> + Default,
+    Option<&'q str>: sqlx::Encode<'q, A::Database> + sqlx::Type<A::Database>,
+    i32: sqlx::Encode<'q, A::Database> + sqlx::Type<A::Database>,
+    Option<i64>: sqlx::Encode<'q, A::Database> + sqlx::Type<A::Database>,
+    &'q [u8]: sqlx::Encode<'q, A::Database> + sqlx::Type<A::Database>,
+{
+    let mut out = A::default();
+    for arg in &sql.args {
+        match arg {
+            Arg::Text(v) => out.add(v.as_deref()),
+            Arg::I32(v) => out.add(*v),
+            Arg::I64(v) => out.add(*v),
+            Arg::Bytes(v) => out.add(v.as_slice()),
+            Arg::Uuid(v) => typed(&mut out, Typed::Uuid(*v)),
+            Arg::Time(v) => typed(&mut out, Typed::Time(*v)),
+            Arg::Decimal(v) => typed(&mut out, Typed::Decimal(*v)),
+            Arg::Json(v) => typed(&mut out, Typed::Json(v.as_deref())),
+        }
+        .map_err(sqlx::Error::Encode)?;
+    }
+    Ok(out)
+}
+
 /// A statement: its text and its arguments, `$n` being the n-th.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Sql {
@@ -124,10 +162,6 @@ impl Sql {
 
     pub(crate) fn text(&self) -> &str {
         &self.text
-    }
-
-    pub(crate) fn args(&self) -> &[Arg] {
-        &self.args
     }
 }
 
@@ -243,6 +277,6 @@ mod tests {
         let mut sql = Sql::new("SELECT 1 FROM t WHERE a = $1").bind("x");
         sql.push(" AND b IN (").push_list([1i64, 2]).push(")");
         assert_eq!(sql.text(), "SELECT 1 FROM t WHERE a = $1 AND b IN ($2, $3)");
-        assert_eq!(sql.args().len(), 3);
+        assert_eq!(sql.args.len(), 3);
     }
 }

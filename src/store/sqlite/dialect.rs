@@ -20,7 +20,7 @@ use crate::campaign::QuotaCharge;
 use crate::consent::{ContentFilter, ContentSort};
 use crate::store::sql::content::{json_path, number_keys_json, FilterValue};
 use crate::store::sql::dialect::{execute, run_statements, Abort, Dialect, Tx};
-use crate::store::sql::query::{self as query, native_getters, Arg, Json, Sql, SqlRow};
+use crate::store::sql::query::{self as query, native_getters, Arg, Json, Sql, SqlRow, Typed};
 use crate::store::sql::redemption::usage;
 use crate::store::sql::{corrupt, is_unique_violation};
 use crate::store::SortDirection;
@@ -28,20 +28,12 @@ use crate::{Error, Result};
 
 /// The arguments of `sql` in SQLite's column types.
 fn arguments(sql: &Sql) -> Result<SqliteArguments<'_>, sqlx::Error> {
-    let mut out = SqliteArguments::default();
-    for arg in sql.args() {
-        match arg {
-            Arg::Text(v) | Arg::Json(v) => out.add(v.as_deref()),
-            Arg::I32(v) => out.add(*v),
-            Arg::I64(v) => out.add(*v),
-            Arg::Uuid(v) => out.add(v.hyphenated().to_string()),
-            Arg::Time(v) => out.add(v.map(|t| t.timestamp_micros())),
-            Arg::Decimal(v) => out.add(v.to_string()),
-            Arg::Bytes(v) => out.add(v.as_slice()),
-        }
-        .map_err(sqlx::Error::Encode)?;
-    }
-    Ok(out)
+    query::arguments(sql, |out: &mut SqliteArguments<'_>, arg| match arg {
+        Typed::Uuid(v) => out.add(v.hyphenated().to_string()),
+        Typed::Time(v) => out.add(v.map(|t| t.timestamp_micros())),
+        Typed::Decimal(v) => out.add(v.to_string()),
+        Typed::Json(v) => out.add(v),
+    })
 }
 
 impl SqlRow for SqliteRow {
@@ -111,6 +103,11 @@ impl Dialect for SqliteStore {
         description TEXT NOT NULL,
         checksum BLOB NOT NULL,
         installed_on TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)";
+    // The one-row counter: the caller holds the write lock, and rolling
+    // back gives the number back.
+    const NEXT_SEQ: &'static str =
+        "UPDATE consent_seq SET last = last + 1 WHERE id = 1 RETURNING last";
+    const MIGRATOR: &'static sqlx::migrate::Migrator = &super::MIGRATOR;
     const HAS_TABLE: &'static str =
         "SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = $1";
 
@@ -196,27 +193,8 @@ impl Dialect for SqliteStore {
         }
     }
 
-    /// The one-row counter: the caller holds the write lock, and rolling
-    /// back gives the number back.
-    fn next_seq(
-        conn: &mut SqliteConnection,
-    ) -> impl Future<Output = Result<i64, Abort>> + Send + '_ {
-        async move {
-            let sql =
-                Sql::new("UPDATE consent_seq SET last = last + 1 WHERE id = 1 RETURNING last");
-            let row = Self::fetch_optional(conn, &sql).await?;
-            Ok(row
-                .ok_or_else(|| corrupt("consent_seq", "no row"))?
-                .col("last")?)
-        }
-    }
-
     fn derived_content_columns(data: &Map<String, Value>) -> Result<Vec<(&'static str, Arg)>> {
         Ok(vec![("number_keys", Json(number_keys_json(data)?).into())])
-    }
-
-    fn migrator() -> &'static sqlx::migrate::Migrator {
-        &super::MIGRATOR
     }
 
     fn json_text(data: &str, attribute: &'static str) -> String {
