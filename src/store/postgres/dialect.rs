@@ -18,8 +18,8 @@ use sqlx::{Arguments as _, PgConnection, Postgres, TypeInfo as _, ValueRef as _}
 use uuid::Uuid;
 
 use super::PostgresStore;
-use crate::campaign::QuotaCharge;
-use crate::consent::{ContentFilter, ContentSort};
+use crate::core::campaign::QuotaCharge;
+use crate::core::consent::{ContentFilter, ContentSort};
 use crate::store::sql::content::FilterValue;
 use crate::store::sql::dialect::{execute, row, run_statements, Abort, Dialect, Tx};
 use crate::store::sql::is_unique_violation;

@@ -35,7 +35,7 @@ macro_rules! store_calls {
         impl CampaignStore for $store {
             async fn insert_campaign_within(
                 &self,
-                campaign: &$crate::campaign::Campaign,
+                campaign: &$crate::core::campaign::Campaign,
                 max: u64,
             ) -> $crate::Result<()> {
                 let campaign = campaign.clone();
@@ -47,7 +47,7 @@ macro_rules! store_calls {
 
             async fn update_campaign(
                 &self,
-                campaign: &$crate::campaign::Campaign,
+                campaign: &$crate::core::campaign::Campaign,
                 expected_version: i64,
             ) -> $crate::Result<()> {
                 let campaign = campaign.clone();
@@ -70,7 +70,7 @@ macro_rules! store_calls {
                 &self,
                 project: &str,
                 id: uuid::Uuid,
-            ) -> $crate::Result<Option<$crate::campaign::Campaign>> {
+            ) -> $crate::Result<Option<$crate::core::campaign::Campaign>> {
                 self.read_call($crate::store::sql::campaign::campaign(self, project, id))
                     .await
             }
@@ -79,7 +79,7 @@ macro_rules! store_calls {
                 &self,
                 project: &str,
                 ref_code: &str,
-            ) -> $crate::Result<Option<$crate::campaign::Campaign>> {
+            ) -> $crate::Result<Option<$crate::core::campaign::Campaign>> {
                 self.read_call($crate::store::sql::campaign::campaign_by_code(
                     self, project, ref_code,
                 ))
@@ -90,7 +90,7 @@ macro_rules! store_calls {
                 &self,
                 project: &str,
                 query: &$crate::store::CampaignQuery,
-            ) -> $crate::Result<$crate::store::Page<$crate::campaign::Campaign>> {
+            ) -> $crate::Result<$crate::store::Page<$crate::core::campaign::Campaign>> {
                 self.read_call($crate::store::sql::campaign::list_campaigns(
                     self, project, query,
                 ))
@@ -100,7 +100,7 @@ macro_rules! store_calls {
             async fn all_campaigns(
                 &self,
                 project: &str,
-            ) -> $crate::Result<Vec<$crate::campaign::Campaign>> {
+            ) -> $crate::Result<Vec<$crate::core::campaign::Campaign>> {
                 self.read_call($crate::store::sql::campaign::all_campaigns(self, project))
                     .await
             }
@@ -135,7 +135,7 @@ macro_rules! store_calls {
                 project: &str,
                 id: uuid::Uuid,
                 at: chrono::DateTime<chrono::Utc>,
-            ) -> $crate::Result<Option<$crate::campaign::Redemption>> {
+            ) -> $crate::Result<Option<$crate::core::campaign::Redemption>> {
                 let project = project.to_owned();
                 self.write_call(move |s| async move {
                     $crate::store::sql::redemption::cancel_redemption(&s, &project, id, at).await
@@ -147,7 +147,7 @@ macro_rules! store_calls {
                 &self,
                 project: &str,
                 idempotency_key: &str,
-            ) -> $crate::Result<Option<$crate::campaign::Redemption>> {
+            ) -> $crate::Result<Option<$crate::core::campaign::Redemption>> {
                 self.read_call($crate::store::sql::redemption::redemption_by_key(
                     self,
                     project,
@@ -160,7 +160,7 @@ macro_rules! store_calls {
                 &self,
                 project: &str,
                 id: uuid::Uuid,
-            ) -> $crate::Result<Option<$crate::campaign::Redemption>> {
+            ) -> $crate::Result<Option<$crate::core::campaign::Redemption>> {
                 self.read_call($crate::store::sql::redemption::redemption(
                     self, project, id,
                 ))
@@ -171,7 +171,7 @@ macro_rules! store_calls {
                 &self,
                 project: &str,
                 query: &$crate::store::RedemptionQuery,
-            ) -> $crate::Result<$crate::store::Page<$crate::campaign::Redemption>> {
+            ) -> $crate::Result<$crate::store::Page<$crate::core::campaign::Redemption>> {
                 self.read_call($crate::store::sql::redemption::list_redemptions(
                     self, project, query,
                 ))
@@ -193,7 +193,7 @@ macro_rules! store_calls {
                 &self,
                 project: &str,
                 campaign_id: uuid::Uuid,
-            ) -> $crate::Result<Vec<$crate::campaign::QuotaUsage>> {
+            ) -> $crate::Result<Vec<$crate::core::campaign::QuotaUsage>> {
                 self.read_call($crate::store::sql::redemption::campaign_quota_usage(
                     self,
                     project,
@@ -208,8 +208,8 @@ macro_rules! store_calls {
         impl ContentStore for $store {
             async fn insert_content(
                 &self,
-                write: &$crate::consent::ContentWrite,
-            ) -> $crate::Result<$crate::consent::ContentRecord> {
+                write: &$crate::core::consent::ContentWrite,
+            ) -> $crate::Result<$crate::core::consent::ContentRecord> {
                 let write = write.clone();
                 self.write_call(move |s| async move {
                     $crate::store::sql::consent::insert_content(&s, &write).await
@@ -219,9 +219,9 @@ macro_rules! store_calls {
 
             async fn replace_content(
                 &self,
-                write: &$crate::consent::ContentWrite,
+                write: &$crate::core::consent::ContentWrite,
                 expected_version: i64,
-            ) -> $crate::Result<$crate::consent::ContentRecord> {
+            ) -> $crate::Result<$crate::core::consent::ContentRecord> {
                 let write = write.clone();
                 self.write_call(move |s| async move {
                     $crate::store::sql::consent::replace_content(&s, &write, expected_version).await
@@ -232,9 +232,9 @@ macro_rules! store_calls {
             async fn content(
                 &self,
                 project: &str,
-                content_type: $crate::consent::ContentType,
+                content_type: $crate::core::consent::ContentType,
                 id: &str,
-            ) -> $crate::Result<Option<$crate::consent::ContentRecord>> {
+            ) -> $crate::Result<Option<$crate::core::consent::ContentRecord>> {
                 self.read_call($crate::store::sql::consent::content(
                     self,
                     project,
@@ -247,9 +247,9 @@ macro_rules! store_calls {
             async fn content_versions(
                 &self,
                 project: &str,
-                content_type: $crate::consent::ContentType,
+                content_type: $crate::core::consent::ContentType,
                 id: &str,
-            ) -> $crate::Result<Vec<$crate::consent::ContentRecord>> {
+            ) -> $crate::Result<Vec<$crate::core::consent::ContentRecord>> {
                 self.read_call($crate::store::sql::consent::content_versions(
                     self,
                     project,
@@ -262,9 +262,9 @@ macro_rules! store_calls {
             async fn list_content(
                 &self,
                 project: &str,
-                content_type: $crate::consent::ContentType,
-                query: &$crate::consent::ContentQuery,
-            ) -> $crate::Result<$crate::store::Page<$crate::consent::ContentRecord>> {
+                content_type: $crate::core::consent::ContentType,
+                query: &$crate::core::consent::ContentQuery,
+            ) -> $crate::Result<$crate::store::Page<$crate::core::consent::ContentRecord>> {
                 self.read_call($crate::store::sql::consent::list_content(
                     self,
                     project,
@@ -282,7 +282,7 @@ macro_rules! store_calls {
                 &self,
                 project: &str,
                 app: &str,
-            ) -> $crate::Result<Vec<$crate::consent::ContentRecord>> {
+            ) -> $crate::Result<Vec<$crate::core::consent::ContentRecord>> {
                 self.read_call($crate::store::sql::consent::consents_of_app(
                     self, project, app,
                 ))
@@ -293,7 +293,7 @@ macro_rules! store_calls {
                 &self,
                 project: &str,
                 subject: &str,
-            ) -> $crate::Result<Vec<$crate::consent::ContentRecord>> {
+            ) -> $crate::Result<Vec<$crate::core::consent::ContentRecord>> {
                 self.read_call($crate::store::sql::consent::acceptance_versions(
                     self, project, subject,
                 ))
@@ -304,7 +304,7 @@ macro_rules! store_calls {
                 &self,
                 project: &str,
                 codes: &[String],
-            ) -> $crate::Result<Vec<$crate::consent::ContentRecord>> {
+            ) -> $crate::Result<Vec<$crate::core::consent::ContentRecord>> {
                 self.read_call($crate::store::sql::consent::purpose_names(
                     self, project, codes,
                 ))
@@ -313,8 +313,8 @@ macro_rules! store_calls {
 
             async fn append_purpose_event(
                 &self,
-                event: &$crate::consent::PurposeEvent,
-            ) -> $crate::Result<$crate::consent::PurposeEvent> {
+                event: &$crate::core::consent::PurposeEvent,
+            ) -> $crate::Result<$crate::core::consent::PurposeEvent> {
                 let event = event.clone();
                 self.write_call(move |s| async move {
                     $crate::store::sql::consent::append_purpose_event(&s, &event).await
@@ -327,7 +327,7 @@ macro_rules! store_calls {
                 project: &str,
                 subject: &str,
                 app: Option<&str>,
-            ) -> $crate::Result<Vec<$crate::consent::PurposeEvent>> {
+            ) -> $crate::Result<Vec<$crate::core::consent::PurposeEvent>> {
                 self.read_call($crate::store::sql::consent::purpose_events(
                     self, project, subject, app,
                 ))
@@ -353,7 +353,7 @@ macro_rules! store_calls {
             async fn ledger_head(
                 &self,
                 project: &str,
-            ) -> $crate::Result<Option<$crate::consent::ledger::LedgerHead>> {
+            ) -> $crate::Result<Option<$crate::core::consent::ledger::LedgerHead>> {
                 self.read_call($crate::store::sql::ledger::ledger_head(self, project))
                     .await
             }
@@ -363,7 +363,7 @@ macro_rules! store_calls {
                 project: &str,
                 subject: &str,
                 pseudonym: &str,
-            ) -> $crate::Result<$crate::consent::erasure::ErasureCounts> {
+            ) -> $crate::Result<$crate::core::consent::erasure::ErasureCounts> {
                 let (project, subject, pseudonym) =
                     (project.to_owned(), subject.to_owned(), pseudonym.to_owned());
                 self.write_call(move |s| async move {

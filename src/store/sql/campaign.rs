@@ -16,7 +16,7 @@ use super::{
     quotas_from_json, quotas_json, rules_from_json, rules_json, stacking_from_json, stacking_json,
     stale_version, SearchColumns,
 };
-use crate::campaign::{Campaign, CampaignStatus};
+use crate::core::campaign::{Campaign, CampaignStatus};
 use crate::store::campaign::too_many_campaigns;
 use crate::store::{CampaignQuery, Page, Period};
 use crate::Result;

@@ -5,7 +5,7 @@
 //! its write transaction, so `seq`s follow one store-wide order; a replace
 //! is an `INSERT … SELECT` from the expected version that the primary key
 //! lets through once; an acceptance version and its ledger entry are one
-//! transaction. Lists translate [`crate::consent::query`] into SQL over
+//! transaction. Lists translate [`crate::core::consent::query`] into SQL over
 //! the `content_current` view, each filter and sort key through the
 //! dialect's JSON access ([`Dialect::push_content_filter`],
 //! [`Dialect::push_content_sort`]).
@@ -18,8 +18,8 @@ use super::dialect::{acquire, next_seq, retry, row, rows, Abort, Conn, Dialect};
 use super::ledger;
 use super::limit_offset;
 use super::query::{Json, Sql, SqlRow};
-use crate::consent::ledger as consent_ledger;
-use crate::consent::{
+use crate::core::consent::ledger as consent_ledger;
+use crate::core::consent::{
     AcceptanceStatus, ContentQuery, ContentRecord, ContentType, ContentWrite, PurposeEvent,
 };
 use crate::store::Page;

@@ -20,8 +20,8 @@ use serde_json::{Map, Value};
 
 use super::query::{Arg, Sql, SqlRow};
 use super::{db_error, Result};
-use crate::campaign::QuotaCharge;
-use crate::consent::{ContentFilter, ContentSort};
+use crate::core::campaign::QuotaCharge;
+use crate::core::consent::{ContentFilter, ContentSort};
 use crate::Error;
 
 /// The connection type of a dialect's driver.
@@ -137,7 +137,7 @@ pub(crate) trait Dialect: Clone + Send + Sync + 'static {
     fn derived_content_columns(data: &Map<String, Value>) -> Result<Vec<(&'static str, Arg)>>;
 
     /// Appends the condition of one content-list filter on `v.data`
-    /// (see [`crate::consent::query`]).
+    /// (see [`crate::core::consent::query`]).
     fn push_content_filter(sql: &mut Sql, filter: &ContentFilter) -> Result<()>;
 
     /// Appends the `ORDER BY` terms of one content-list sort key on

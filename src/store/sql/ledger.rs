@@ -10,9 +10,9 @@ use std::collections::BTreeSet;
 use super::content::{data_from_json, data_json};
 use super::dialect::{acquire, execute, retry, row, rows, Abort, Conn, Dialect};
 use super::query::{Json, Sql, SqlRow};
-use crate::consent::erasure::{self, ErasureCounts};
-use crate::consent::ledger::{LedgerHead, Unsealed};
-use crate::consent::ContentType;
+use crate::core::consent::erasure::{self, ErasureCounts};
+use crate::core::consent::ledger::{LedgerHead, Unsealed};
+use crate::core::consent::ContentType;
 use crate::store::StoredEntry;
 use crate::Result;
 

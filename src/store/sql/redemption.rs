@@ -25,7 +25,7 @@ use uuid::Uuid;
 use super::dialect::{acquire, execute, retry, row, rows, Abort, Conn, Dialect};
 use super::query::{Arg, Json, Sql, SqlRow};
 use super::{action_txs_from_json, action_txs_json, limit_offset};
-use crate::campaign::{QuotaCharge, QuotaUsage, Redemption, TxStatus};
+use crate::core::campaign::{QuotaCharge, QuotaUsage, Redemption, TxStatus};
 use crate::store::{Page, RedeemOutcome, RedemptionPlan, RedemptionQuery};
 use crate::{Error, Result};
 

@@ -16,8 +16,8 @@ use sqlx::{Arguments as _, Sqlite, SqliteConnection};
 use uuid::Uuid;
 
 use super::{SqliteStore, BUSY_TIMEOUT};
-use crate::campaign::QuotaCharge;
-use crate::consent::{ContentFilter, ContentSort};
+use crate::core::campaign::QuotaCharge;
+use crate::core::consent::{ContentFilter, ContentSort};
 use crate::store::sql::content::{json_path, number_keys_json, FilterValue};
 use crate::store::sql::dialect::{execute, run_statements, Abort, Dialect, Tx};
 use crate::store::sql::query::{self as query, native_getters, Arg, Json, Sql, SqlRow, Typed};
