@@ -28,6 +28,19 @@ use crate::core::campaign::{ActionTx, Campaign, Quota};
 use crate::store::{CampaignSort, SortDirection};
 use crate::{Error, Result};
 
+/// What a database's error means for the caller, as its dialect reads the
+/// codes (`fault` in `store/sqlite/dialect.rs` and
+/// `store/postgres/dialect.rs`).
+pub(crate) enum Fault {
+    /// Not now rather than never: the caller may retry.
+    Transient,
+    /// Text the database cannot store (PostgreSQL and NUL).
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    Unstorable,
+    /// Anything else.
+    Other,
+}
+
 /// Maps a driver error: the store cannot be reached (connection, I/O, pool
 /// timeout, a database that is shutting down or locked past the busy
 /// timeout) is [`Unavailable`](crate::ErrorKind::Unavailable), the caller
@@ -35,24 +48,25 @@ use crate::{Error, Result};
 /// Expected constraint violations are recognised by the callers first
 /// ([`is_unique_violation`]) and turned into conflicts.
 pub(crate) fn db_error(e: sqlx::Error) -> Error {
-    if let sqlx::Error::Database(db) = &e {
-        if is_unstorable_text(&**db) {
-            // A safety net: services refuse NUL before it reaches a store,
-            // but text PostgreSQL cannot store is the caller's, not a 500.
-            return Error::new(
-                crate::ErrorKind::Validation,
-                "invalid_text",
-                "text must not contain the NUL character (U+0000)",
-            );
-        }
-    }
     let transient = match &e {
         sqlx::Error::Io(_)
         | sqlx::Error::Tls(_)
         | sqlx::Error::PoolTimedOut
         | sqlx::Error::PoolClosed
         | sqlx::Error::WorkerCrashed => true,
-        sqlx::Error::Database(db) => is_transient_database_error(&**db),
+        sqlx::Error::Database(db) => match fault(&**db) {
+            Fault::Transient => true,
+            // A safety net: services refuse NUL before it reaches a store,
+            // but text the database cannot store is the caller's, not a 500.
+            Fault::Unstorable => {
+                return Error::new(
+                    crate::ErrorKind::Validation,
+                    "invalid_text",
+                    "text must not contain the NUL character (U+0000)",
+                )
+            }
+            Fault::Other => false,
+        },
         _ => false,
     };
     if transient {
@@ -62,62 +76,20 @@ pub(crate) fn db_error(e: sqlx::Error) -> Error {
     }
 }
 
-/// PostgreSQL refusing text it cannot store (`character_not_in_repertoire`,
-/// `untranslatable_character`: NUL in `text` or `jsonb`).
-fn is_unstorable_text(db: &dyn sqlx::error::DatabaseError) -> bool {
+/// The fault of a database error, dispatched on the driver's error type:
+/// both drivers report codes as digit strings at times (SQLite `"5"`,
+/// PostgreSQL `"08006"`), so the text alone cannot say whose code it is.
+fn fault(db: &dyn sqlx::error::DatabaseError) -> Fault {
+    #[cfg(feature = "sqlite")]
+    if let Some(fault) = super::sqlite::fault(db) {
+        return fault;
+    }
     #[cfg(feature = "postgres")]
-    if let Some(e) = db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>() {
-        return matches!(e.code(), "22021" | "22P05");
+    if let Some(fault) = super::postgres::fault(db) {
+        return fault;
     }
     let _ = db;
-    false
-}
-
-/// Database errors that mean "not now" rather than "never". Dispatched on
-/// the driver's error type: both report codes as digit strings at times
-/// (SQLite `"5"`, PostgreSQL `"08006"`), so the text alone cannot say whose
-/// code it is.
-fn is_transient_database_error(db: &dyn sqlx::error::DatabaseError) -> bool {
-    #[cfg(feature = "sqlite")]
-    if db.try_downcast_ref::<sqlx::sqlite::SqliteError>().is_some() {
-        return db.code().is_some_and(|c| is_transient_sqlite(&c));
-    }
-    #[cfg(feature = "postgres")]
-    if let Some(e) = db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>() {
-        return is_transient_sqlstate(e.code());
-    }
-    false
-}
-
-/// SQLite result codes, primary or extended (the primary code is the low
-/// byte): busy or locked past the busy timeout, I/O error, disk full,
-/// cannot open the file.
-#[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
-fn is_transient_sqlite(code: &str) -> bool {
-    code.parse::<i32>().is_ok_and(|n| {
-        matches!(
-            n & 0xff,
-            5 /* BUSY */ | 6 /* LOCKED */ | 10 /* IOERR */ | 13 /* FULL */ | 14 /* CANTOPEN */
-        )
-    })
-}
-
-/// PostgreSQL SQLSTATEs: connection exceptions (08…), insufficient
-/// resources (53…, e.g. too many connections), operator intervention
-/// (57P01 admin shutdown, 57P02 crash shutdown, 57P03 cannot connect now),
-/// the server's own timeouts (57014 a statement cancelled by
-/// `statement_timeout`, 25P03 a session ended by
-/// `idle_in_transaction_session_timeout`, 57P05 by `idle_session_timeout`),
-/// and serialization failures or deadlocks that outlived the retries
-/// (40001, 40P01).
-#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
-fn is_transient_sqlstate(code: &str) -> bool {
-    code.starts_with("08")
-        || code.starts_with("53")
-        || matches!(
-            code,
-            "57P01" | "57P02" | "57P03" | "57014" | "25P03" | "57P05" | "40001" | "40P01"
-        )
+    Fault::Other
 }
 
 /// Whether `e` is a unique violation whose constraint (PostgreSQL) or
@@ -315,20 +287,6 @@ mod tests {
             ]),
             "ORDER BY priority DESC, name ASC, ref_code ASC, id ASC"
         );
-    }
-
-    #[test]
-    fn transient_codes() {
-        assert!(is_transient_sqlite("5"));
-        assert!(is_transient_sqlite("517")); // SQLITE_BUSY_SNAPSHOT
-        assert!(!is_transient_sqlite("2067")); // SQLITE_CONSTRAINT_UNIQUE
-        assert!(is_transient_sqlstate("08006"));
-        assert!(is_transient_sqlstate("57P01"));
-        assert!(is_transient_sqlstate("40P01"));
-        assert!(is_transient_sqlstate("57014")); // statement_timeout
-        assert!(is_transient_sqlstate("25P03")); // idle_in_transaction_session_timeout
-                                                 // Digits, and 23505 & 0xff would be SQLite's BUSY: not transient.
-        assert!(!is_transient_sqlstate("23505"));
     }
 
     #[test]

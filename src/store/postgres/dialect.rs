@@ -22,8 +22,8 @@ use crate::core::campaign::QuotaCharge;
 use crate::core::consent::{ContentFilter, ContentSort};
 use crate::store::sql::content::FilterValue;
 use crate::store::sql::dialect::{execute, row, run_statements, Abort, Dialect, Tx};
-use crate::store::sql::is_unique_violation;
 use crate::store::sql::query::{self as query, native_getters, Arg, Json, Sql, SqlRow, Typed};
+use crate::store::sql::{is_unique_violation, Fault};
 use crate::store::SortDirection;
 use crate::{Error, Result};
 
@@ -103,6 +103,39 @@ impl SqlRow for PgRow {
     fn json(&self, column: &str) -> Result<Option<String>> {
         Ok(query::get::<_, Option<JsonText<String>>>(self, column)?.map(|j| j.0))
     }
+}
+
+/// The [`Fault`] of a PostgreSQL error; `None` for another driver's.
+pub(crate) fn fault(db: &dyn sqlx::error::DatabaseError) -> Option<Fault> {
+    let code = db
+        .try_downcast_ref::<sqlx::postgres::PgDatabaseError>()?
+        .code();
+    Some(if is_transient(code) {
+        Fault::Transient
+    } else if matches!(code, "22021" | "22P05") {
+        // character_not_in_repertoire, untranslatable_character: NUL in
+        // `text` or `jsonb`.
+        Fault::Unstorable
+    } else {
+        Fault::Other
+    })
+}
+
+/// SQLSTATEs that mean "not now": connection exceptions (08…),
+/// insufficient resources (53…, e.g. too many connections), operator
+/// intervention (57P01 admin shutdown, 57P02 crash shutdown, 57P03 cannot
+/// connect now), the server's own timeouts (57014 a statement cancelled by
+/// `statement_timeout`, 25P03 a session ended by
+/// `idle_in_transaction_session_timeout`, 57P05 by `idle_session_timeout`),
+/// and serialization failures or deadlocks that outlived the retries
+/// (40001, 40P01).
+fn is_transient(code: &str) -> bool {
+    code.starts_with("08")
+        || code.starts_with("53")
+        || matches!(
+            code,
+            "57P01" | "57P02" | "57P03" | "57014" | "25P03" | "57P05" | "40001" | "40P01"
+        )
 }
 
 /// Adds `$3` to the usage of key `$2` only if the result stays within `$4`.
@@ -301,5 +334,21 @@ impl Dialect for PostgresStore {
         push_key(sql, a, NUMBER, dir);
         push_key(sql, a, STRING, dir);
         push_key(sql, a, BOOLEAN, dir);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transient_codes() {
+        assert!(is_transient("08006"));
+        assert!(is_transient("57P01"));
+        assert!(is_transient("40P01"));
+        assert!(is_transient("57014")); // statement_timeout
+        assert!(is_transient("25P03")); // idle_in_transaction_session_timeout
+                                        // Digits, and 23505 & 0xff would be SQLite's BUSY: not transient.
+        assert!(!is_transient("23505"));
     }
 }

@@ -45,6 +45,8 @@
 
 mod dialect;
 
+pub(crate) use dialect::fault;
+
 use crate::store::sql::calls::{common_methods, store_calls};
 use crate::store::{CampaignStore, ConsentLedger, ContentStore, LedgerStore, RedemptionStore};
 

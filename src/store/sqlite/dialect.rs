@@ -22,7 +22,7 @@ use crate::store::sql::content::{json_path, number_keys_json, FilterValue};
 use crate::store::sql::dialect::{execute, run_statements, Abort, Dialect, Tx};
 use crate::store::sql::query::{self as query, native_getters, Arg, Json, Sql, SqlRow, Typed};
 use crate::store::sql::redemption::usage;
-use crate::store::sql::{corrupt, is_unique_violation};
+use crate::store::sql::{corrupt, is_unique_violation, Fault};
 use crate::store::SortDirection;
 use crate::{Error, Result};
 
@@ -60,6 +60,27 @@ impl SqlRow for SqliteRow {
     fn json(&self, column: &str) -> Result<Option<String>> {
         query::get(self, column)
     }
+}
+
+/// The [`Fault`] of a SQLite error; `None` for another driver's.
+pub(crate) fn fault(db: &dyn sqlx::error::DatabaseError) -> Option<Fault> {
+    db.try_downcast_ref::<sqlx::sqlite::SqliteError>()?;
+    Some(match db.code() {
+        Some(code) if is_transient(&code) => Fault::Transient,
+        _ => Fault::Other,
+    })
+}
+
+/// SQLite result codes, primary or extended (the primary code is the low
+/// byte): busy or locked past the busy timeout, I/O error, disk full,
+/// cannot open the file.
+fn is_transient(code: &str) -> bool {
+    code.parse::<i32>().is_ok_and(|n| {
+        matches!(
+            n & 0xff,
+            5 /* BUSY */ | 6 /* LOCKED */ | 10 /* IOERR */ | 13 /* FULL */ | 14 /* CANTOPEN */
+        )
+    })
 }
 
 /// Stores the usage of a key (the caller holds the write lock).
@@ -269,5 +290,17 @@ impl Dialect for SqliteStore {
             .push_bind(path)
             .push(") WHEN 'true' THEN 1 WHEN 'false' THEN 0 END")
             .push(dir);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transient_codes() {
+        assert!(is_transient("5"));
+        assert!(is_transient("517")); // SQLITE_BUSY_SNAPSHOT
+        assert!(!is_transient("2067")); // SQLITE_CONSTRAINT_UNIQUE
     }
 }
