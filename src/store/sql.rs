@@ -1,10 +1,24 @@
-//! What the SQLite and PostgreSQL stores share: mapping driver errors to
-//! [`Error`], the JSON shapes of the document columns, the campaign list's
-//! `ORDER BY`, and the search columns of its `q` filter.
+//! The one SQL implementation of the store roles, for SQLite and
+//! PostgreSQL alike.
 //!
-//! The consent half's shared pieces are in [`content`]; how both stores
-//! implement the store traits (every write run to completion whatever
-//! happens to its caller) is in [`calls`].
+//! Statements, row mapping and transaction logic are written once, generic
+//! over a [`Dialect`](dialect::Dialect): [`campaign`], [`redemption`],
+//! [`consent`] (content versions and purpose events), [`ledger`],
+//! [`settings`] and the migration bookkeeping in [`migrate`]. Statements
+//! are [`query::Sql`]: text with `$n` placeholders and typed arguments.
+//! What differs between the databases — column types, transactions and
+//! locking, upsert and guard statements, JSON access, error codes, pool
+//! options — lives in one module per dialect (`store/sqlite/dialect.rs`,
+//! `store/postgres/dialect.rs`), beside the store type and its
+//! constructors. `scripts/duplicates.sh` checks that the dialect folders
+//! repeat no block of code.
+//!
+//! This file holds the small pieces the roles share: mapping driver errors
+//! to [`Error`], the JSON shapes of the document columns, the campaign
+//! list's `ORDER BY`, and the search columns of its `q` filter; the consent
+//! half's are in [`content`]. How the stores implement the traits (every
+//! write run to completion whatever happens to its caller) is in
+//! [`calls`].
 //!
 //! Nothing here is public: driver types stay inside the store modules.
 

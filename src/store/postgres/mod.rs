@@ -42,20 +42,19 @@
 //! retry with the same idempotency key finds it). A pooled connection that
 //! comes back inside a transaction, or does not answer a ping within
 //! [`RELEASE_CHECK_TIMEOUT`], is closed, never handed out again.
+//!
+//! The statements are the shared SQL implementation's
+//! (`crate::store::sql`); what is PostgreSQL's own — column types, the
+//! guarded upsert, row locks, retries, JSON access, error codes — is in
+//! `dialect.rs`.
 
 mod dialect;
 
 pub(crate) use dialect::fault;
 
-use crate::store::sql::calls::{common_methods, store_calls};
-use crate::store::{CampaignStore, ConsentLedger, ContentStore, LedgerStore, RedemptionStore};
-
-store_calls!(impl CampaignStore for PostgresStore);
-store_calls!(impl RedemptionStore for PostgresStore);
-store_calls!(impl ContentStore for PostgresStore);
-store_calls!(impl ConsentLedger for PostgresStore);
-store_calls!(impl LedgerStore for PostgresStore);
-common_methods!(PostgresStore);
+// Every store role, and the methods every SQL store has, from the shared
+// implementation (`crate::store::sql`).
+crate::store::sql::calls::store_calls!(PostgresStore);
 
 use std::future::Future;
 use std::str::FromStr;

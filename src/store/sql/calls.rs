@@ -1,11 +1,12 @@
 //! How the SQL stores implement the store traits: every call of a role
 //! listed once, as a read or a write, and passed to the store's own policy.
 //!
-//! Each SQL store writes its calls as inherent methods with the trait's
-//! names and signatures (`impl SqliteStore { async fn redeem(…) … }`), and
-//! implements the trait with one line, [`store_calls!`], which sends every
-//! read through the store's `read_call` and every write through its
-//! `write_call`:
+//! The calls themselves are the generic functions of the shared
+//! implementation (`campaign.rs`, `redemption.rs`, `consent.rs`,
+//! `ledger.rs` beside this file, over [`Dialect`](super::dialect::Dialect)).
+//! Each SQL store implements every role with one line,
+//! `store_calls!(SqliteStore);`, which sends every read through the
+//! store's `read_call` and every write through its `write_call`:
 //!
 //! - `write_call(|store| future)` runs the write **to completion whatever
 //!   happens to the caller**: it owns its inputs (cloned here) and a clone
@@ -20,19 +21,24 @@
 //! - `read_call(future)` runs a read in place: dropping a read loses
 //!   nothing. (PostgreSQL bounds it in time; SQLite has no network to
 //!   wait on.)
-//!
-//! Inherent methods win over trait methods of the same name, so the
-//! generated trait method calls the inherent one (`<Store>::redeem`), and
-//! code inside a store module that calls `self.campaign(…)` gets the plain
-//! call, without a second policy around it.
 
-/// Implements one store trait for a SQL store whose module defines the
-/// trait's calls as inherent methods of the same names, and whose type has
-/// `read_call` and `write_call` (see the module docs). Invoked in the module
-/// of those methods, as `store_calls!(impl CampaignStore for SqliteStore);`.
+/// Implements every store role (and the methods every SQL store has, see
+/// `common_methods!`) for a SQL store type that implements
+/// [`Dialect`](super::dialect::Dialect) and has `read_call` and
+/// `write_call` (see the module docs): `store_calls!(SqliteStore);`. One
+/// role alone: `store_calls!(impl CampaignStore for SqliteStore);`.
 macro_rules! store_calls {
+    ($store:ty) => {
+        $crate::store::sql::calls::store_calls!(impl CampaignStore for $store);
+        $crate::store::sql::calls::store_calls!(impl RedemptionStore for $store);
+        $crate::store::sql::calls::store_calls!(impl ContentStore for $store);
+        $crate::store::sql::calls::store_calls!(impl ConsentLedger for $store);
+        $crate::store::sql::calls::store_calls!(impl LedgerStore for $store);
+        $crate::store::sql::calls::common_methods!($store);
+    };
+
     (impl CampaignStore for $store:ty) => {
-        impl CampaignStore for $store {
+        impl $crate::store::CampaignStore for $store {
             async fn insert_campaign_within(
                 &self,
                 campaign: &$crate::core::campaign::Campaign,
@@ -118,7 +124,7 @@ macro_rules! store_calls {
     };
 
     (impl RedemptionStore for $store:ty) => {
-        impl RedemptionStore for $store {
+        impl $crate::store::RedemptionStore for $store {
             async fn redeem(
                 &self,
                 plan: &$crate::store::RedemptionPlan,
@@ -205,7 +211,7 @@ macro_rules! store_calls {
     };
 
     (impl ContentStore for $store:ty) => {
-        impl ContentStore for $store {
+        impl $crate::store::ContentStore for $store {
             async fn insert_content(
                 &self,
                 write: &$crate::core::consent::ContentWrite,
@@ -277,7 +283,7 @@ macro_rules! store_calls {
     };
 
     (impl ConsentLedger for $store:ty) => {
-        impl ConsentLedger for $store {
+        impl $crate::store::ConsentLedger for $store {
             async fn consents_of_app(
                 &self,
                 project: &str,
@@ -337,7 +343,7 @@ macro_rules! store_calls {
     };
 
     (impl LedgerStore for $store:ty) => {
-        impl LedgerStore for $store {
+        impl $crate::store::LedgerStore for $store {
             async fn ledger_entries(
                 &self,
                 project: &str,

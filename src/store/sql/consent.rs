@@ -1,7 +1,7 @@
 //! Content versions and purpose events, for every SQL dialect (see
 //! `migrations/*/0002_consent.sql`).
 //!
-//! Every append takes the next consent `seq` ([`Dialect::next_seq`]) in
+//! Every append takes the next consent `seq` ([`Dialect::NEXT_SEQ`]) in
 //! its write transaction, so `seq`s follow one store-wide order; a replace
 //! is an `INSERT … SELECT` from the expected version that the primary key
 //! lets through once; an acceptance version and its ledger entry are one

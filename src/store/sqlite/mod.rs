@@ -30,22 +30,19 @@
 //!
 //! The consent half keeps every content version and purpose event
 //! (append-only), numbered by one `seq` counter bumped in the same
-//! transaction; content lists filter, sort and page in SQL (see
-//! `consent.rs`).
+//! transaction; content lists filter, sort and page in SQL.
+//!
+//! The statements are the shared SQL implementation's
+//! (`crate::store::sql`); what is SQLite's own — column types, the
+//! quota guard, JSON access, error codes — is in `dialect.rs`.
 
 mod dialect;
 
 pub(crate) use dialect::fault;
 
-use crate::store::sql::calls::{common_methods, store_calls};
-use crate::store::{CampaignStore, ConsentLedger, ContentStore, LedgerStore, RedemptionStore};
-
-store_calls!(impl CampaignStore for SqliteStore);
-store_calls!(impl RedemptionStore for SqliteStore);
-store_calls!(impl ContentStore for SqliteStore);
-store_calls!(impl ConsentLedger for SqliteStore);
-store_calls!(impl LedgerStore for SqliteStore);
-common_methods!(SqliteStore);
+// Every store role, and the methods every SQL store has, from the shared
+// implementation (`crate::store::sql`).
+crate::store::sql::calls::store_calls!(SqliteStore);
 
 use std::future::Future;
 use std::str::FromStr;
