@@ -15,7 +15,8 @@ mod zones;
 
 pub use model::*;
 pub use service::{
-    CampaignService, Preview, PreviewHit, PreviewQuota, RedeemResult, SearchOptions,
+    CampaignService, Preview, PreviewHit, PreviewQuota, QuotaUsagePage, QuotaUsageQuery,
+    RedeemResult, SearchOptions, DEFAULT_QUOTA_PAGE_SIZE,
 };
 pub use snapshots::DEFAULT_REFRESH;
 pub use zones::{parse_zone, TimeZones};

@@ -35,6 +35,7 @@ pub use ping::Ping;
 
 pub use consent::{ConsentLedger, ConsentStore, ContentStore, LedgerStore, StoredEntry};
 
+pub use campaign::prefix_end;
 pub use campaign::{
     CampaignQuery, CampaignSort, CampaignStore, Period, RedeemOutcome, RedemptionPlan,
     RedemptionQuery, RedemptionStore, SortDirection,

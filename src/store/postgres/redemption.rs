@@ -386,6 +386,43 @@ impl PostgresStore {
         Ok(rows.into_iter().collect())
     }
 
+    async fn quota_usage_by_prefix(
+        &self,
+        project: &str,
+        prefix: &str,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<(String, Decimal)>> {
+        // A range of the primary key (project_id, quota_key); quota_key is
+        // COLLATE "C" (bytewise, the order of Rust's str). Each bound is in
+        // the statement only when there is one, so that both are index
+        // conditions in every plan.
+        let (start, from) = match after {
+            Some(after) if after >= prefix => (after, ">"),
+            _ => (prefix, ">="),
+        };
+        let end = crate::store::prefix_end(prefix);
+        let sql = format!(
+            "SELECT quota_key, used FROM quota_usage \
+             WHERE project_id = $1 AND quota_key {from} $2{} \
+             ORDER BY quota_key LIMIT $4",
+            if end.is_some() {
+                " AND quota_key < $3"
+            } else {
+                " AND $3::text IS NULL"
+            }
+        );
+        let rows: Vec<(String, Decimal)> = sqlx::query_as(&sql)
+            .bind(project)
+            .bind(start)
+            .bind(end)
+            .bind(i64::from(limit))
+            .fetch_all(self.pool())
+            .await
+            .map_err(db_error)?;
+        Ok(rows)
+    }
+
     async fn campaign_quota_usage(
         &self,
         project: &str,

@@ -362,6 +362,39 @@ impl SqliteStore {
         Ok(out)
     }
 
+    async fn quota_usage_by_prefix(
+        &self,
+        project: &str,
+        prefix: &str,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<(String, Decimal)>> {
+        // A range of the primary key (project_id, quota_key); TEXT compares
+        // bytewise (BINARY), the order of Rust's str.
+        let mut qb = QueryBuilder::<Sqlite>::new(
+            "SELECT quota_key, used FROM quota_usage WHERE project_id = ",
+        );
+        qb.push_bind(project.to_owned());
+        match after {
+            Some(after) if after >= prefix => {
+                qb.push(" AND quota_key > ").push_bind(after.to_owned())
+            }
+            _ => qb.push(" AND quota_key >= ").push_bind(prefix.to_owned()),
+        };
+        if let Some(end) = crate::store::prefix_end(prefix) {
+            qb.push(" AND quota_key < ").push_bind(end);
+        }
+        qb.push(" ORDER BY quota_key LIMIT ")
+            .push_bind(i64::from(limit));
+        let rows = qb.build().fetch_all(self.pool()).await.map_err(db_error)?;
+        rows.iter()
+            .map(|row| {
+                let used = parse_decimal(&col::<String>(row, "used")?)?;
+                Ok((col(row, "quota_key")?, used))
+            })
+            .collect()
+    }
+
     async fn campaign_quota_usage(
         &self,
         project: &str,
