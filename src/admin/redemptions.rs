@@ -76,6 +76,7 @@ pub async fn quotas<S: HttpStore>(
     let page_query = QuotaUsageQuery {
         after: after.clone(),
         size: PAGE_SIZE,
+        legacy: false,
     };
     let usage = admin
         .campaigns

@@ -35,6 +35,12 @@ pub struct QuotaUsageQuery {
     pub after: Option<String>,
     /// At most this many keys (1 to [`MAX_PAGE_SIZE`](crate::store::MAX_PAGE_SIZE)).
     pub size: u32,
+    /// Instead of the keys that can refuse a redeem, the stored keys the
+    /// campaign's quotas rendered before values were escaped that they no
+    /// longer render ([`Template::plain_key_pattern`]): usage an earlier
+    /// version of Accord counted that limits nothing now
+    /// (docs/quotas.md, "Keys rendered before this encoding").
+    pub legacy: bool,
 }
 
 impl Default for QuotaUsageQuery {
@@ -42,6 +48,7 @@ impl Default for QuotaUsageQuery {
         QuotaUsageQuery {
             after: None,
             size: DEFAULT_QUOTA_PAGE_SIZE,
+            legacy: false,
         }
     }
 }
@@ -62,7 +69,19 @@ pub struct QuotaUsagePage {
 /// A quota of the campaign: the keys it can charge and its limit.
 struct QuotaKeys {
     pattern: KeyPattern,
+    plain: KeyPattern,
     limit: Decimal,
+}
+
+impl QuotaKeys {
+    /// The pattern whose keys the page lists.
+    fn listed(&self, legacy: bool) -> &KeyPattern {
+        if legacy {
+            &self.plain
+        } else {
+            &self.pattern
+        }
+    }
 }
 
 impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
@@ -93,14 +112,15 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
             .and_then(|name| name.parse::<Tz>().ok())
             .unwrap_or_else(|| self.zones.of(project));
         let quotas = quota_keys(&campaign, self.clock.now(), zone);
+        let legacy = query.legacy;
         let after = query.after.as_deref();
         let size = query.size as usize;
 
         // One range scan per prefix not already covered by a shorter one.
         let mut prefixes: Vec<&str> = quotas
             .iter()
-            .filter(|q| q.pattern.fixed().is_none())
-            .map(|q| q.pattern.prefix())
+            .filter(|q| q.listed(legacy).fixed().is_none())
+            .map(|q| q.listed(legacy).prefix())
             .collect();
         prefixes.sort_unstable();
         prefixes.dedup();
@@ -131,8 +151,11 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
         let within = |key: &str| {
             after.is_none_or(|a| key > a) && horizon.as_deref().is_none_or(|h| key <= h)
         };
+        // Fixed keys are listed even when nobody charged them, but a legacy
+        // key only when it holds usage.
         let fixed: Vec<String> = quotas
             .iter()
+            .filter(|_| !legacy)
             .filter_map(|q| q.pattern.fixed())
             .filter(|k| within(k) && !found.contains_key(*k))
             .map(str::to_owned)
@@ -147,10 +170,11 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
         let mut items: Vec<QuotaUsage> = found
             .into_iter()
             .filter(|(key, _)| within(key))
+            .filter(|(key, _)| !legacy || !quotas.iter().any(|q| q.pattern.matches(key)))
             .filter_map(|(key, used)| {
                 let limit = quotas
                     .iter()
-                    .filter(|q| q.pattern.matches(&key))
+                    .filter(|q| q.listed(legacy).matches(&key))
                     .map(|q| q.limit)
                     .min()?;
                 Some(QuotaUsage {
@@ -181,7 +205,7 @@ fn quota_keys(campaign: &Campaign, now: chrono::DateTime<chrono::Utc>, zone: Tz)
         .iter()
         .filter_map(|quota| {
             let template = Template::parse(&quota.key).ok()?;
-            let pattern = template.key_pattern(&|name| {
+            let known = |name: &str| {
                 Some(match name {
                     "campaignCode" => Cow::Borrowed(campaign.ref_code.as_str()),
                     "campaignId" => Cow::Owned(campaign.id.to_string()),
@@ -189,9 +213,10 @@ fn quota_keys(campaign: &Campaign, now: chrono::DateTime<chrono::Utc>, zone: Tz)
                     "day" | "month" | "year" | "week" => Cow::Owned(calendar(name, now, zone)?),
                     _ => return None,
                 })
-            });
+            };
             Some(QuotaKeys {
-                pattern,
+                pattern: template.key_pattern(&known),
+                plain: template.plain_key_pattern(&known),
                 limit: quota.value,
             })
         })

@@ -504,6 +504,12 @@ pub(crate) async fn delete_campaign<S: HttpStore>(
 /// entries after the key `after`; when more may follow, a
 /// `Link: <?after=…&size=…>; rel="next"` header names the next page, which
 /// a page may announce even when it holds fewer than `size` entries.
+///
+/// With `legacy=true`, the stored keys that the campaign's quotas rendered
+/// before substituted values were escaped, and no longer render, each with
+/// its usage and the limit of the quota that rendered it then: usage
+/// counted by an earlier version that limits nothing now (the migration
+/// check of docs/quotas.md).
 #[utoipa::path(
     get,
     path = "/campaign/api/projects/{projId}/campaigns/{id}/quotas",
@@ -513,6 +519,7 @@ pub(crate) async fn delete_campaign<S: HttpStore>(
         ("id" = uuid::Uuid, Path, description = "Campaign id"),
         ("after" = Option<String>, Query, description = "Only keys after this one (bytewise): the `after` of the previous page's `Link: rel=\"next\"`"),
         ("size" = Option<u32>, Query, description = "At most this many keys, 1 to 1000 (default 100)"),
+        ("legacy" = Option<bool>, Query, description = "Instead, the stored keys the campaign's quotas rendered before values were escaped (plain substitution) that they no longer render: usage that limits nothing now (default false)"),
     ),
     responses((status = 200, description = "One entry per quota key, sorted by key", body = Vec<QuotaUsage>,
         headers(("Link" = String, description = "`<?after=…&size=…>; rel=\"next\"` when another page may follow")))),
@@ -523,7 +530,7 @@ pub(crate) async fn quota_usage<S: HttpStore>(
     path: PathParams,
     query: QueryParams,
 ) -> Result<Response, ApiError> {
-    query.allow(&["after", "size"], |_| false)?;
+    query.allow(&["after", "size", "legacy"], |_| false)?;
     let id = campaign_id(&path)?;
     let size = query.number("size")?.unwrap_or(DEFAULT_QUOTA_PAGE_SIZE);
     if size == 0 || size > crate::store::MAX_PAGE_SIZE {
@@ -535,6 +542,7 @@ pub(crate) async fn quota_usage<S: HttpStore>(
     let q = QuotaUsageQuery {
         after: query.one("after")?.map(str::to_owned),
         size,
+        legacy: query.flag("legacy")?,
     };
     let page = api.campaigns.quota_usage(path.project(), id, &q).await?;
     let mut res = Json(page.items).into_response();

@@ -49,6 +49,36 @@ impl Template {
     /// assert!(!p.matches("P-X-u1"));
     /// ```
     pub fn key_pattern<'v>(&self, known: &dyn Fn(&str) -> Option<Cow<'v, str>>) -> KeyPattern {
+        self.pattern(known, true)
+    }
+
+    /// The keys this template rendered as a quota key before values were
+    /// escaped, by plain substitution ([`render`](Self::render)), with the
+    /// names `known` gives a value for fixed. A stored key that matches
+    /// this pattern but not [`key_pattern`](Self::key_pattern)'s was
+    /// written by an earlier version and is no longer charged.
+    ///
+    /// ```
+    /// use std::borrow::Cow;
+    /// use accord::template::Template;
+    ///
+    /// let t = Template::parse("${campaignCode}-${userId}").unwrap();
+    /// let known = |n: &str| (n == "campaignCode").then(|| Cow::Borrowed("A-B"));
+    /// assert!(t.plain_key_pattern(&known).matches("A-B-u1"));
+    /// assert!(!t.key_pattern(&known).matches("A-B-u1"));
+    /// ```
+    pub fn plain_key_pattern<'v>(
+        &self,
+        known: &dyn Fn(&str) -> Option<Cow<'v, str>>,
+    ) -> KeyPattern {
+        self.pattern(known, false)
+    }
+
+    fn pattern<'v>(
+        &self,
+        known: &dyn Fn(&str) -> Option<Cow<'v, str>>,
+        escape: bool,
+    ) -> KeyPattern {
         let mut prefix = String::new();
         let mut fixed = true;
         let mut body = String::new();
@@ -61,27 +91,23 @@ impl Template {
                         .iter()
                         .any(|p| matches!(p, Part::Name(_)));
                     let next = match self.parts.get(i + 1) {
-                        Some(Part::Text(text)) if !last => text.chars().next(),
+                        Some(Part::Text(text)) if escape && !last => text.chars().next(),
                         _ => None,
                     };
-                    match known(name) {
-                        Some(value) => {
-                            let mut out = String::new();
-                            match next {
-                                Some(next) => push_escaped(&mut out, &value, next),
-                                None => out.push_str(&value),
-                            }
-                            out
-                        }
-                        None => {
-                            fixed = false;
-                            body.push('(');
-                            body.push_str(&value_pattern(next));
-                            body.push(')');
-                            groups.push((name.clone(), next.is_some()));
-                            continue;
-                        }
+                    let Some(value) = known(name) else {
+                        fixed = false;
+                        body.push('(');
+                        body.push_str(&value_pattern(next));
+                        body.push(')');
+                        groups.push((name.clone(), next.is_some()));
+                        continue;
+                    };
+                    let mut out = String::new();
+                    match next {
+                        Some(next) => push_escaped(&mut out, &value, next),
+                        None => out.push_str(&value),
                     }
+                    out
                 }
             };
             if fixed {
@@ -218,10 +244,13 @@ mod tests {
         })
     }
 
+    /// Template, known names, and what is expected.
+    type Case<'a, T> = (&'a str, &'a [(&'a str, &'a str)], &'a str, T);
+
     #[test]
     fn prefixes_and_fixed_keys() {
         // (template, known names, prefix, fixed key)
-        let cases: &[(&str, &[(&str, &str)], &str, Option<&str>)] = &[
+        let cases: &[Case<'_, Option<&str>>] = &[
             ("BUDGET", &[], "BUDGET", Some("BUDGET")),
             ("${c}", &[("c", "A-B")], "A-B", Some("A-B")),
             ("${c}-${u}", &[("c", "A-B")], "A%2DB-", None),
@@ -243,7 +272,7 @@ mod tests {
     #[test]
     fn matches_exactly_what_renders() {
         // (template, known names, key, matches)
-        let cases: &[(&str, &[(&str, &str)], &str, bool)] = &[
+        let cases: &[Case<'_, bool>] = &[
             ("${c}-${u}", &[("c", "P")], "P-X-u1", true),
             ("${c}-${u}", &[("c", "P-X")], "P-X-u1", false),
             ("${c}-${u}", &[("c", "P-X")], "P%2DX-u1", true),
@@ -270,6 +299,26 @@ mod tests {
                 pattern(template, known).matches(key),
                 *expected,
                 "{template} against {key}"
+            );
+        }
+    }
+
+    #[test]
+    fn plain_patterns_match_keys_rendered_before_escaping() {
+        let known = |n: &str| (n == "c").then_some(Cow::Borrowed("A-B"));
+        let t = Template::parse("${c}-${u}-${v}").unwrap();
+        let plain = t.plain_key_pattern(&known);
+        assert_eq!((plain.prefix(), plain.fixed()), ("A-B-", None));
+        for (key, old, new) in [
+            ("A-B-u-1-x", true, false),
+            ("A%2DB-u%2D1-x", false, true),
+            ("A%2DB-u-x", false, true),
+            ("A-B-", false, false),
+        ] {
+            assert_eq!(
+                (plain.matches(key), t.key_pattern(&known).matches(key)),
+                (old, new),
+                "{key}"
             );
         }
     }

@@ -93,7 +93,11 @@ pub async fn capped_allocation_is_recorded_and_replayed<S: Store>(store: Arc<S>)
         .unwrap();
     assert_eq!(read.action_txs, first.redemption.action_txs);
     let usage = service
-        .quota_usage(&project, created.id, &Default::default())
+        .quota_usage(
+            &project,
+            created.id,
+            &accord::campaign::QuotaUsageQuery::default(),
+        )
         .await
         .unwrap()
         .items;

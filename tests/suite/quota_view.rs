@@ -22,7 +22,7 @@ fn campaign(code: &str, keys: &[(&str, u32)]) -> CampaignInput {
     .unwrap()
 }
 
-fn redeem(code: &str, attribute: serde_json::Value) -> RedeemRequest {
+fn redeem(code: &str, attribute: &serde_json::Value) -> RedeemRequest {
     serde_json::from_value(json!({"campaignCode": code, "attribute": attribute})).unwrap()
 }
 
@@ -92,7 +92,7 @@ pub async fn quota_view_lists_every_key_that_can_refuse<S: Store>(store: Arc<S>)
         ("D", json!({"userId": "u2", "region": "eu"})),
     ] {
         service
-            .redeem(&project, &redeem(code, attribute))
+            .redeem(&project, &redeem(code, &attribute))
             .await
             .unwrap();
     }
@@ -123,7 +123,7 @@ pub async fn quota_view_lists_every_key_that_can_refuse<S: Store>(store: Arc<S>)
     let err = service
         .redeem(
             &project,
-            &redeem("D", json!({"userId": "u1", "region": "eu"})),
+            &redeem("D", &json!({"userId": "u1", "region": "eu"})),
         )
         .await
         .unwrap_err();
@@ -142,6 +142,7 @@ pub async fn quota_view_lists_every_key_that_can_refuse<S: Store>(store: Arc<S>)
                     &QuotaUsageQuery {
                         after: after.clone(),
                         size,
+                        ..QuotaUsageQuery::default()
                     },
                 )
                 .await
@@ -164,6 +165,7 @@ pub async fn quota_view_lists_every_key_that_can_refuse<S: Store>(store: Arc<S>)
             &QuotaUsageQuery {
                 after: Some("TOTAL".into()),
                 size: 5,
+                ..QuotaUsageQuery::default()
             },
         )
         .await
@@ -178,7 +180,14 @@ pub async fn quota_view_lists_every_key_that_can_refuse<S: Store>(store: Arc<S>)
     // Bad page sizes and unknown campaigns are errors.
     for size in [0, 1001] {
         let err = service
-            .quota_usage(&project, d.id, &QuotaUsageQuery { after: None, size })
+            .quota_usage(
+                &project,
+                d.id,
+                &QuotaUsageQuery {
+                    size,
+                    ..QuotaUsageQuery::default()
+                },
+            )
             .await
             .unwrap_err();
         assert_eq!(err.code(), "invalid_page_size");
@@ -188,4 +197,70 @@ pub async fn quota_view_lists_every_key_that_can_refuse<S: Store>(store: Arc<S>)
         .await
         .unwrap_err();
     assert_eq!(err.code(), "campaign_not_found");
+}
+
+/// Keys written before values were escaped: the legacy listing shows the
+/// ones the campaign's quotas no longer render (they limit nothing now),
+/// and not those that still render (their values needed no escaping, or
+/// the old key is also the key of other values).
+pub async fn quota_view_lists_keys_rendered_before_escaping<S: Store>(store: Arc<S>) {
+    use super::campaign_store::{plan, t};
+    let project = uuid::Uuid::new_v4().to_string();
+    let service = CampaignService::new(Arc::clone(&store), Arc::new(SystemClock));
+    let code = service
+        .create_campaign(
+            &project,
+            campaign("A-B", &[("${campaignCode}-${userId}", 1), ("TOTAL", 10)]),
+            "admin",
+        )
+        .await
+        .unwrap();
+    let pair = service
+        .create_campaign(&project, campaign("PAIR", &[("${a}-${b}", 1)]), "admin")
+        .await
+        .unwrap();
+    // As an earlier version wrote them: plain substitution.
+    for (c, key) in [
+        (&code, "A-B-u1"),
+        (&pair, "P-X-u1"),
+        (&pair, "50%-u1"),
+        (&pair, "plain-u1"),
+    ] {
+        store
+            .redeem(&plan(c, &[(key, "1", "1")], t(0, 0)))
+            .await
+            .unwrap();
+    }
+    service
+        .redeem(&project, &redeem("A-B", &json!({"userId": "u2"})))
+        .await
+        .unwrap();
+    let legacy = QuotaUsageQuery {
+        legacy: true,
+        ..QuotaUsageQuery::default()
+    };
+    let listed = |id| {
+        let service = &service;
+        let project = &project;
+        let query = legacy.clone();
+        async move {
+            let page = service.quota_usage(project, id, &query).await.unwrap();
+            assert_eq!(page.next, None);
+            rows(&page.items)
+        }
+    };
+    let row = |k: &str, used: &str, limit: &str| (k.to_owned(), used.to_owned(), limit.to_owned());
+    // The code's `-` is escaped now: the old per-user key counts no more.
+    assert_eq!(listed(code.id).await, [row("A-B-u1", "1", "1")]);
+    // `P-X-u1` is also the key of a = `P`, b = `X-u1`, and `plain-u1`
+    // needed no escaping: both still count. `50%-u1` does not.
+    assert_eq!(listed(pair.id).await, [row("50%-u1", "1", "1")]);
+    let view = service
+        .quota_usage(&project, code.id, &QuotaUsageQuery::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        rows(&view.items),
+        [row("A%2DB-u2", "1", "1"), row("TOTAL", "1", "10")]
+    );
 }

@@ -19,6 +19,7 @@ macro_rules! services_tests {
             campaign_limits_hold_at_the_boundary,
             idempotency_replays_the_request_and_refuses_another,
             quota_view_lists_every_key_that_can_refuse,
+            quota_view_lists_keys_rendered_before_escaping,
         );
     };
     (@each $fixture:path; $($behaviour:ident),+ $(,)?) => {
@@ -36,7 +37,9 @@ macro_rules! services_tests {
 
 pub(crate) use services_tests;
 
-pub use super::quota_view::quota_view_lists_every_key_that_can_refuse;
+pub use super::quota_view::{
+    quota_view_lists_every_key_that_can_refuse, quota_view_lists_keys_rendered_before_escaping,
+};
 
 fn assert_invalid_text(result: Result<impl std::fmt::Debug, accord::Error>, what: &str) {
     let err = result.expect_err(what);
@@ -246,7 +249,11 @@ pub async fn decimals_are_exact_through_every_store<S: Store>(store: Arc<S>) {
                 serde_json::from_str(&exact_request(true, &text, &spend.to_string())).unwrap();
             campaigns.redeem(&project, &redeem).await.unwrap();
             let usage = campaigns
-                .quota_usage(&project, c.id, &Default::default())
+                .quota_usage(
+                    &project,
+                    c.id,
+                    &accord::campaign::QuotaUsageQuery::default(),
+                )
                 .await
                 .unwrap()
                 .items;
@@ -336,7 +343,11 @@ pub async fn quota_keys_never_collide_and_shared_keys_show<S: Store>(store: Arc<
         .await
         .unwrap();
     let view = campaigns
-        .quota_usage(&project, b.id, &Default::default())
+        .quota_usage(
+            &project,
+            b.id,
+            &accord::campaign::QuotaUsageQuery::default(),
+        )
         .await
         .unwrap()
         .items;
@@ -349,7 +360,11 @@ pub async fn quota_keys_never_collide_and_shared_keys_show<S: Store>(store: Arc<
     campaigns.redeem(&project, &a).await.unwrap();
     campaigns.redeem(&project, &a).await.unwrap();
     let view = campaigns
-        .quota_usage(&project, b.id, &Default::default())
+        .quota_usage(
+            &project,
+            b.id,
+            &accord::campaign::QuotaUsageQuery::default(),
+        )
         .await
         .unwrap()
         .items;
@@ -479,7 +494,11 @@ pub async fn campaign_limits_hold_at_the_boundary<S: Store>(store: Arc<S>) {
         .await
         .unwrap();
     let usage = campaigns
-        .quota_usage(&long_project, saved.id, &Default::default())
+        .quota_usage(
+            &long_project,
+            saved.id,
+            &accord::campaign::QuotaUsageQuery::default(),
+        )
         .await
         .unwrap()
         .items;
@@ -540,7 +559,11 @@ pub async fn idempotency_replays_the_request_and_refuses_another<S: Store>(store
     );
     // One charge in the first project.
     let usage = campaigns
-        .quota_usage(&project, c.id, &Default::default())
+        .quota_usage(
+            &project,
+            c.id,
+            &accord::campaign::QuotaUsageQuery::default(),
+        )
         .await
         .unwrap()
         .items;
