@@ -15,7 +15,7 @@ mod zones;
 
 pub use model::*;
 pub use service::{
-    CampaignService, Preview, PreviewHit, PreviewQuota, RedeemResult, SearchOptions,
+    CampaignService, Imported, Preview, PreviewHit, PreviewQuota, RedeemResult, SearchOptions,
 };
 pub use snapshots::DEFAULT_REFRESH;
 pub use zones::{parse_zone, TimeZones};

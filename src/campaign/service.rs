@@ -28,7 +28,10 @@ use crate::{Clock, Error, Result};
 mod combine;
 #[path = "preview.rs"]
 mod preview;
+#[path = "transfer.rs"]
+mod transfer;
 pub use preview::{Preview, PreviewHit, PreviewQuota};
+pub use transfer::Imported;
 
 /// Options of a search.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -1,0 +1,88 @@
+//! Import of campaigns exported from another database (`accord export` /
+//! `accord import`): a campaign keeps its id, so importing the same file
+//! again changes nothing.
+
+use uuid::Uuid;
+
+use super::CampaignService;
+use super::{build, Stamp};
+use crate::campaign::{Campaign, CampaignInput};
+use crate::store::{CampaignStore, RedemptionStore};
+use crate::Result;
+
+/// What importing one record did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Imported {
+    /// There was no record with its id: it was created with that id.
+    Created,
+    /// The record with its id differed: it was replaced (a new version).
+    Updated,
+    /// The record with its id was already the same: nothing was written.
+    Unchanged,
+}
+
+impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
+    /// Saves `input` as campaign `id` of `project`: created with that id if
+    /// the project has none, replaced if it differs, left alone if it is
+    /// the same. Validation and the refCode's uniqueness apply as on
+    /// create and update; the input's `version` is ignored.
+    pub async fn import_campaign(
+        &self,
+        project: &str,
+        id: Uuid,
+        mut input: CampaignInput,
+        actor: &str,
+    ) -> Result<Imported> {
+        crate::limits::check_project_id(project)?;
+        input.version = None;
+        if let Some(existing) = self.store.campaign(project, id).await? {
+            let mut stored = existing.to_input();
+            stored.version = None;
+            if stored == input {
+                return Ok(Imported::Unchanged);
+            }
+            self.update_campaign(project, id, input, actor).await?;
+            return Ok(Imported::Updated);
+        }
+        let (mut campaign, _) = build(
+            input,
+            None,
+            &Stamp {
+                project,
+                actor,
+                now: self.clock.now(),
+            },
+        )?;
+        campaign.id = id;
+        self.store
+            .insert_campaign_within(&campaign, self.max_campaigns)
+            .await?;
+        self.snapshots.invalidate(project);
+        Ok(Imported::Created)
+    }
+}
+
+impl Campaign {
+    /// What a client would send to save this campaign unchanged (its
+    /// version included, so that a save over a newer version is refused
+    /// as stale).
+    pub fn to_input(&self) -> CampaignInput {
+        CampaignInput {
+            name: self.name.clone(),
+            description: self.description.clone(),
+            image_url: self.image_url.clone(),
+            start_date: Some(self.start_date),
+            end_date: Some(self.end_date),
+            ref_code: self.ref_code.clone(),
+            status: self.status.clone(),
+            priority: Some(self.priority),
+            channel: self.channel.clone(),
+            group_name: self.group_name.clone(),
+            stacking: self.stacking.clone(),
+            time_zone: self.time_zone.clone(),
+            quotas: self.quotas.clone(),
+            rules: self.rules.clone(),
+            version: Some(self.version),
+        }
+    }
+}
