@@ -8,7 +8,7 @@ use rust_decimal::Decimal;
 use uuid::Uuid;
 
 use super::Page;
-use crate::campaign::{Campaign, CampaignStatus, QuotaCharge, QuotaUsage, Redemption};
+use crate::core::campaign::{Campaign, CampaignStatus, QuotaCharge, QuotaUsage, Redemption};
 use crate::Result;
 
 /// Sort direction.
