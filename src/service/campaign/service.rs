@@ -31,8 +31,11 @@ mod combine;
 mod preview;
 #[path = "quota_view.rs"]
 mod quota_view;
+#[path = "transfer.rs"]
+mod transfer;
 pub use preview::{Preview, PreviewHit, PreviewQuota};
 pub use quota_view::{QuotaUsagePage, QuotaUsageQuery, DEFAULT_QUOTA_PAGE_SIZE};
+pub use transfer::Imported;
 
 /// Options of a search.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
