@@ -135,6 +135,7 @@ mod adapter;
 mod core;
 mod service;
 pub mod store;
+#[cfg(any(test, feature = "testkit"))]
 mod testkit;
 
 // The public API: the paths users know, re-exported from the layers.
@@ -145,7 +146,7 @@ pub use adapter::admin;
 pub use adapter::cli;
 #[cfg(feature = "http")]
 pub use adapter::http;
-#[cfg(feature = "memory")]
+#[cfg(feature = "testkit")]
 #[doc(hidden)]
 pub use testkit::fuzzing;
 
