@@ -13,6 +13,7 @@
 
 mod config;
 mod demo;
+mod evidence;
 mod migrate;
 pub mod serve;
 mod token;
@@ -23,6 +24,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub use evidence::EvidenceFlags;
 pub use migrate::{migrate, MigrateArgs};
 pub use serve::{ServeArgs, ServeFlags, Started};
 pub use token::{token, TokenArgs};
