@@ -38,6 +38,7 @@ pub use consent::{ConsentLedger, ConsentStore, ContentStore, LedgerStore, Stored
 pub use crate::core::page::{
     check_page_size, Page, SortDirection, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE,
 };
+pub use campaign::prefix_end;
 pub use campaign::{
     CampaignQuery, CampaignSort, CampaignStore, Period, RedeemOutcome, RedemptionPlan,
     RedemptionQuery, RedemptionStore,
