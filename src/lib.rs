@@ -120,6 +120,7 @@
 //! | `http` (default) | `accord::http`: an axum router exposing the wire API, with JWT auth and OpenAPI |
 //! | `admin` (default) | `accord::admin`: the admin console, a server-rendered web interface at `/admin/` |
 //! | `cli` (default) | the `accord` command (`serve`, `migrate`, `token`) and `accord::cli` |
+//! | `testkit` | test support for `fuzz/` and the fuzz regressions (hidden `accord::fuzzing`); not for production |
 //!
 //! The defaults include what the `accord` command needs, so that
 //! `cargo run --release` runs the server with no flags. A program that wants the core alone depends on
@@ -135,6 +136,7 @@ mod adapter;
 mod core;
 mod service;
 pub mod store;
+#[cfg(any(test, feature = "testkit"))]
 mod testkit;
 
 // The public API: the paths users know, re-exported from the layers.
@@ -145,7 +147,7 @@ pub use adapter::admin;
 pub use adapter::cli;
 #[cfg(feature = "http")]
 pub use adapter::http;
-#[cfg(feature = "memory")]
+#[cfg(feature = "testkit")]
 #[doc(hidden)]
 pub use testkit::fuzzing;
 
@@ -162,13 +164,7 @@ pub mod campaign {
 }
 
 pub mod consent {
-    //! The consent side: privacy notices, consents, consent acceptances,
-    //! purposes, and the content store that holds them; [`ConsentService`]
-    //! over any [`ConsentStore`](crate::store::ConsentStore).
-    //!
-    //! The decisions this crate takes where the specification leaves points
-    //! open are in the docs of the pure consent module this one re-exports;
-    //! `docs/consent.md` states the rules for users.
+    #![doc = include_str!("core/consent/decisions.md")]
     pub use crate::core::consent::*;
     pub use crate::service::consent::{self as service, ConsentService, SubjectExport};
 }

@@ -68,7 +68,7 @@ pub(crate) fn db_error(e: sqlx::Error) -> Error {
         | sqlx::Error::PoolTimedOut
         | sqlx::Error::PoolClosed
         | sqlx::Error::WorkerCrashed => true,
-        sqlx::Error::Database(db) => match fault(&**db) {
+        sqlx::Error::Database(db) => match super::db_fault(&**db) {
             Fault::Transient => true,
             // A safety net: services refuse NUL before it reaches a store,
             // but text the database cannot store is the caller's, not a 500.
@@ -88,22 +88,6 @@ pub(crate) fn db_error(e: sqlx::Error) -> Error {
     } else {
         Error::internal(e)
     }
-}
-
-/// The fault of a database error, dispatched on the driver's error type:
-/// both drivers report codes as digit strings at times (SQLite `"5"`,
-/// PostgreSQL `"08006"`), so the text alone cannot say whose code it is.
-fn fault(db: &dyn sqlx::error::DatabaseError) -> Fault {
-    #[cfg(feature = "sqlite")]
-    if let Some(fault) = super::sqlite::fault(db) {
-        return fault;
-    }
-    #[cfg(feature = "postgres")]
-    if let Some(fault) = super::postgres::fault(db) {
-        return fault;
-    }
-    let _ = db;
-    Fault::Other
 }
 
 /// Whether `e` is a unique violation whose constraint (PostgreSQL) or

@@ -1,10 +1,11 @@
-//! Test support that is not production code: the fuzzing harnesses of
-//! `fuzz/` and a store double that counts reads. Built for the crate's own
-//! unit tests and, as `accord::fuzzing`, behind the memory feature.
+//! Test support, not production code: the fuzzing harnesses of `fuzz/`
+//! (feature `testkit`, public as `accord::fuzzing`, which no default
+//! feature enables) and a store double that counts reads (the crate's own
+//! unit tests only).
 //!
-//! It may import from every layer; no production module imports from it.
+//! It may import from every layer; only test code imports from it.
 
 #[cfg(all(test, feature = "memory"))]
 pub(crate) mod counting;
-#[cfg(feature = "memory")]
+#[cfg(feature = "testkit")]
 pub mod fuzzing;

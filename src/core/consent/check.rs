@@ -8,7 +8,7 @@
 //! it, against what was stored then (the store's `seq` order): version 1 of
 //! an acceptance against the consent and notice versions recorded before
 //! it, at the time it was recorded; version n against version n − 1.
-//! [`ConsentService::check_records`](super::ConsentService::check_records)
+//! [`ConsentService::check_records`](crate::service::consent::ConsentService::check_records)
 //! runs it over a project.
 
 use std::collections::HashMap;

@@ -132,7 +132,7 @@ impl<S: ConsentStore> ConsentService<S> {
 
     /// Endpoint 1: the offered consents of `app` (`PUBLISHED`, with a
     /// `PUBLISHED` privacy notice) that `data_subject` still has to accept,
-    /// each with its [`Reason`](super::Reason).
+    /// each with its [`Reason`](crate::core::consent::Reason).
     pub async fn to_accept(
         &self,
         project: &str,
