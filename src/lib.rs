@@ -154,4 +154,4 @@ pub mod wire;
 pub use campaign::CampaignService;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use consent::ConsentService;
-pub use error::{Error, ErrorKind, FieldError, Result};
+pub use error::{Error, ErrorCode, ErrorKind, FieldError, Result};

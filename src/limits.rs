@@ -67,7 +67,7 @@ pub fn check_project_id(project: &str) -> crate::Result<()> {
     if project.len() > MAX_PROJECT_ID_LEN {
         return Err(crate::Error::validation(vec![crate::FieldError::new(
             "projId",
-            "too_long",
+            ErrorCode::TooLong,
             format!("a project id is at most {MAX_PROJECT_ID_LEN} bytes long"),
         )]));
     }
@@ -140,3 +140,4 @@ pub use crate::store::MAX_PAGE_SIZE;
 pub use crate::template::MAX_NAME_LEN as MAX_TEMPLATE_NAME_LEN;
 /// Longest `${name}` template (quota keys, benefit text), in bytes.
 pub use crate::template::MAX_TEMPLATE_LEN;
+use crate::ErrorCode;

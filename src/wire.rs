@@ -16,6 +16,7 @@
 
 use std::fmt;
 
+use crate::ErrorCode;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -470,7 +471,7 @@ pub fn find_nul(value: &serde_json::Value, path: &str, problems: &mut crate::err
     match value {
         serde_json::Value::String(s) if s.contains('\0') => problems.push(
             path,
-            "invalid_text",
+            ErrorCode::InvalidText,
             "text must not contain the NUL character (U+0000)",
         ),
         serde_json::Value::Array(xs) => {
@@ -483,7 +484,7 @@ pub fn find_nul(value: &serde_json::Value, path: &str, problems: &mut crate::err
                 if k.contains('\0') {
                     problems.push(
                         join(path, k),
-                        "invalid_text",
+                        ErrorCode::InvalidText,
                         "names must not contain the NUL character (U+0000)",
                     );
                 }

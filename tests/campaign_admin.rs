@@ -62,7 +62,7 @@ fn a_campaign_with_five_mistakes_gets_five_field_errors() {
         ]
     );
     assert!(
-        e.fields()[5].code.starts_with("formula_"),
+        e.fields()[5].code.as_str().starts_with("formula_"),
         "{:?}",
         e.fields()[5]
     );

@@ -22,7 +22,7 @@ use crate::store::{
     check_page_size, CampaignQuery, CampaignStore, Page, RedeemOutcome, RedemptionPlan,
     RedemptionQuery, RedemptionStore,
 };
-use crate::{Clock, Error, Result};
+use crate::{Clock, Error, ErrorCode, Result};
 
 #[path = "combine.rs"]
 mod combine;
@@ -92,8 +92,8 @@ impl<S> std::fmt::Debug for CampaignService<S> {
 }
 
 fn campaign_not_found(what: impl std::fmt::Display) -> Error {
-    Error::not_found(
-        "campaign_not_found",
+    Error::new(
+        ErrorCode::CampaignNotFound,
         format!("no campaign {what} in this project"),
     )
 }
@@ -195,8 +195,8 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
             .ok_or_else(|| campaign_not_found(id))?;
         if let Some(v) = input.version {
             if v != existing.version {
-                return Err(Error::conflict(
-                    "stale_version",
+                return Err(Error::new(
+                    ErrorCode::StaleVersion,
                     format!("the campaign is at version {}, not {v}; reload it and apply the change again", existing.version),
                 ));
             }
@@ -354,17 +354,17 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
         // Everything of the request may end up stored: refuse NUL first.
         crate::wire::reject_nul(request)?;
         if request.campaign_code.trim().is_empty() {
-            return Err(Error::invalid_field(
+            return Err(Error::validation(vec![crate::FieldError::new(
                 "campaignCode",
-                "required",
+                ErrorCode::Required,
                 "campaignCode is required",
-            ));
+            )]));
         }
         if let Some(key) = &request.idempotency_key {
             if key.is_empty() || key.len() > MAX_REF_CODE_LEN {
                 return Err(Error::invalid_field(
                     "idempotencyKey",
-                    "invalid_idempotency_key",
+                    ErrorCode::InvalidIdempotencyKey,
                     format!("an idempotency key has 1 to {MAX_REF_CODE_LEN} bytes"),
                 ));
             }
@@ -422,8 +422,8 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
                 replayed: false,
             }),
             RedeemOutcome::Replayed(r) => replay(r, request),
-            RedeemOutcome::QuotaExceeded { key, used, limit } => Err(Error::conflict(
-                "quota_exceeded",
+            RedeemOutcome::QuotaExceeded { key, used, limit } => Err(Error::new(
+                ErrorCode::QuotaExceeded,
                 format!("quota {key:?} is exhausted: {used} of {limit} used"),
             )),
         }
@@ -470,8 +470,8 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
             Err(_) => self.usage.forget_project(project),
         }
         cancelled?.ok_or_else(|| {
-            Error::not_found(
-                "redemption_not_found",
+            Error::new(
+                ErrorCode::RedemptionNotFound,
                 format!("no redemption {id} in this project"),
             )
         })
@@ -480,8 +480,8 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
     /// One redemption.
     pub async fn redemption(&self, project: &str, id: Uuid) -> Result<Redemption> {
         self.store.redemption(project, id).await?.ok_or_else(|| {
-            Error::not_found(
-                "redemption_not_found",
+            Error::new(
+                ErrorCode::RedemptionNotFound,
                 format!("no redemption {id} in this project"),
             )
         })
@@ -591,19 +591,17 @@ fn replay(stored: Redemption, request: &RedeemRequest) -> Result<RedeemResult> {
     };
     if !same {
         return Err(Error::new(
-            crate::ErrorKind::Validation,
-            "idempotency_key_reused",
+            ErrorCode::IdempotencyKeyReused,
             "this idempotency key was used for another request; use a new key for another redemption",
         ).with_fields(vec![crate::FieldError::new(
             "idempotencyKey",
-            "idempotency_key_reused",
+            ErrorCode::IdempotencyKeyReused,
             "this idempotency key was used for another request",
         )]));
     }
     if stored.campaign_code != request.campaign_code {
         return Err(Error::new(
-            crate::ErrorKind::Validation,
-            "idempotency_key_reused",
+            ErrorCode::IdempotencyKeyReused,
             format!(
                 "this idempotency key was used for campaign {:?}; use a new key for another redemption",
                 stored.campaign_code

@@ -41,6 +41,7 @@ use crate::campaign::{
     ActionMatch, CampaignRef, Explanation, QuotaCharge, RedeemRequest, Rule, RuleRef,
     SearchRequest, Then, ThenOperator,
 };
+use crate::ErrorCode;
 use crate::Result;
 use eval::{explain, explanation, Evaluator};
 use index::Index;
@@ -435,8 +436,8 @@ impl Engine {
         now: DateTime<Utc>,
     ) -> Result<PlannedRedemption> {
         let c = *self.by_code.get(ref_code).ok_or_else(|| {
-            crate::Error::not_found(
-                "campaign_not_found",
+            crate::Error::new(
+                ErrorCode::CampaignNotFound,
                 format!("no campaign with refCode {ref_code:?}"),
             )
         })?;

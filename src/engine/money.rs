@@ -16,7 +16,7 @@ use crate::campaign::{
     CapScope, Capped, CappedBy, Cart, CartItem, LineShare, Then, DEFAULT_AMOUNT_ATTRIBUTE,
 };
 use crate::wire::parse_decimal;
-use crate::{Error, Result};
+use crate::{Error, ErrorCode, Result};
 
 /// The error codes of this stage; search reports a benefit dropped for one
 /// of them with the code as its reason.
@@ -140,7 +140,7 @@ pub(crate) fn apply(then: &mut Then, place: &Place<'_>, req: &Prepared<'_>) -> R
         .ok_or_else(|| {
             Error::invalid_field(
                 format!("{}.data", (place.path)()),
-                "invalid_benefit_amount",
+                ErrorCode::InvalidBenefitAmount,
                 format!("the benefit has no data item {attribute:?} to cap or allocate"),
             )
         })?;
@@ -149,7 +149,7 @@ pub(crate) fn apply(then: &mut Then, place: &Place<'_>, req: &Prepared<'_>) -> R
     let mut amount = parse_decimal(&original).ok_or_else(|| {
         Error::invalid_field(
             field(),
-            "invalid_benefit_amount",
+            ErrorCode::InvalidBenefitAmount,
             format!("the benefit's {attribute:?} is {original:?}, not a number"),
         )
     })?;
@@ -206,7 +206,7 @@ fn bound(
             .ok_or_else(|| {
                 Error::invalid_field(
                     field(),
-                    "item_price_unknown",
+                    ErrorCode::ItemPriceUnknown,
                     "the benefit is capped by its cart line, and the request's matched line has no price",
                 )
             })?;
@@ -215,7 +215,7 @@ fn bound(
         let total = cart_total(cart).ok_or_else(|| {
             Error::invalid_field(
                 field(),
-                "cart_total_unknown",
+                ErrorCode::CartTotalUnknown,
                 "the benefit is capped by the cart, and the request's cart has no totalPrice (nor a price on every line)",
             )
         })?;
@@ -247,7 +247,7 @@ fn allocate(
     let digits = currency.as_deref().and_then(minor_digits).ok_or_else(|| {
         Error::invalid_field(
             "cart.currency",
-            "currency_unknown",
+            ErrorCode::CurrencyUnknown,
             format!(
                 "allocating the benefit needs the cart's currency as an ISO 4217 code with minor units, and it is {}",
                 currency.as_deref().map_or("absent".to_owned(), |c| format!("{c:?}"))
@@ -257,7 +257,7 @@ fn allocate(
     let overflow = || {
         Error::invalid_field(
             field(),
-            "allocation_overflow",
+            ErrorCode::AllocationOverflow,
             "the cart's amounts are too large to allocate in minor units",
         )
     };

@@ -4,7 +4,7 @@
 use std::cmp::Ordering;
 
 use crate::campaign::{Campaign, Explanation};
-use crate::{Error, Result};
+use crate::{Error, ErrorCode, Result};
 
 /// Why a campaign does not apply with the ones before it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,8 +138,8 @@ pub fn check_combination(this: &Campaign, others: &[&Campaign]) -> Result<()> {
         .find_map(|(i, v)| v.map(|(why, by)| (i, why, by)))
     {
         None => Ok(()),
-        Some((i, why, by)) => Err(Error::conflict(
-            "stacking_conflict",
+        Some((i, why, by)) => Err(Error::new(
+            ErrorCode::StackingConflict,
             format!(
                 "campaign {:?} cannot be applied with {:?}: {}",
                 this.ref_code,

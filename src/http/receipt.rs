@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 use crate::consent::ledger::{self, LedgerHead};
 use crate::consent::receipt::{ConsentReceipt, EntryRef};
 use crate::Error;
+use crate::ErrorCode;
 
 /// The key that signs receipts.
 pub struct ReceiptSigner {
@@ -30,9 +31,8 @@ impl ReceiptSigner {
     /// A signer from a 32-byte Ed25519 seed (the private key); `kid` is the
     /// first 16 hex digits of the SHA-256 of the public key.
     pub fn from_seed(seed: &[u8]) -> Result<Self, Error> {
-        let pair = Ed25519KeyPair::from_seed_unchecked(seed).map_err(|_| {
-            Error::bad_request("invalid_receipt_key", "an Ed25519 seed is 32 bytes")
-        })?;
+        let pair = Ed25519KeyPair::from_seed_unchecked(seed)
+            .map_err(|_| Error::new(ErrorCode::InvalidReceiptKey, "an Ed25519 seed is 32 bytes"))?;
         let kid = ledger::sha256_hex(pair.public_key().as_ref())[..16].to_owned();
         Ok(ReceiptSigner { pair, kid })
     }

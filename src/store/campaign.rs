@@ -9,6 +9,7 @@ use uuid::Uuid;
 
 use super::Page;
 use crate::campaign::{Campaign, CampaignStatus, QuotaCharge, QuotaUsage, Redemption};
+use crate::ErrorCode;
 use crate::Result;
 
 /// Sort direction.
@@ -321,8 +322,8 @@ pub trait RedemptionStore: Send + Sync {
 /// The error of a create beyond a project's campaign limit.
 #[cfg(any(feature = "memory", feature = "sqlite", feature = "postgres"))]
 pub(crate) fn too_many_campaigns(max: u64) -> crate::Error {
-    crate::Error::limit(
-        "too_many_campaigns",
+    crate::Error::new(
+        ErrorCode::TooManyCampaigns,
         format!("a project holds at most {max} campaigns"),
     )
 }

@@ -54,6 +54,7 @@ pub trait Store: CampaignStore + RedemptionStore + ConsentStore + 'static {}
 
 impl<T: CampaignStore + RedemptionStore + ConsentStore + 'static> Store for T {}
 
+use crate::ErrorCode;
 use serde::{Deserialize, Serialize};
 
 /// Default page size of every list.
@@ -102,8 +103,8 @@ impl<T> Page<T> {
 /// Checks a page size: 1 to [`MAX_PAGE_SIZE`].
 pub fn check_page_size(size: u32) -> crate::Result<()> {
     if size == 0 || size > MAX_PAGE_SIZE {
-        return Err(crate::Error::bad_request(
-            "invalid_page_size",
+        return Err(crate::Error::new(
+            ErrorCode::InvalidPageSize,
             format!("size must be between 1 and {MAX_PAGE_SIZE}, got {size}"),
         ));
     }

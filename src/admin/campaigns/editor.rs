@@ -17,6 +17,7 @@ use crate::admin::view::{project_base, Nav};
 use crate::admin::Admin;
 use crate::error::FieldError;
 use crate::http::{scope, HttpStore};
+use crate::ErrorCode;
 use crate::ErrorKind;
 
 /// `GET …/campaigns/new`.
@@ -197,7 +198,7 @@ fn field_errors(e: crate::Error) -> Result<Vec<FieldError>, crate::Error> {
         (ErrorKind::Validation, _) if !e.fields().is_empty() => Ok(e.fields().to_vec()),
         (ErrorKind::Conflict, "duplicate_ref_code") => Ok(vec![FieldError::new(
             "refCode",
-            "duplicate_ref_code",
+            ErrorCode::DuplicateRefCode,
             e.message(),
         )]),
         _ => Err(e),

@@ -13,7 +13,7 @@ use crate::consent::query::ContentQuery;
 use crate::consent::validate::{self, Form};
 use crate::error::Problems;
 use crate::store::{ConsentStore, Page};
-use crate::{Error, ErrorKind, Result};
+use crate::{Error, ErrorCode, ErrorKind, Result};
 
 /// How often a replace that names no version is tried when other writers
 /// keep appending between its read and its append. Each failed attempt
@@ -156,8 +156,7 @@ impl<S: ConsentStore> ConsentService<S> {
                 Err(e) if e.kind() == ErrorKind::Conflict && expected.is_none() => {
                     if attempt >= REPLACE_ATTEMPTS {
                         return Err(Error::new(
-                            ErrorKind::Unavailable,
-                            "write_contention",
+                            ErrorCode::WriteContention,
                             "too many concurrent writes to this record; retry",
                         ));
                     }
@@ -221,7 +220,7 @@ impl<S: ConsentStore> ConsentService<S> {
         if found.is_none() {
             problems.push(
                 "data.privacyNoticeRef",
-                "unknown_privacy_notice",
+                ErrorCode::UnknownPrivacyNotice,
                 format!("there is no privacy notice {notice:?} in this project"),
             );
         }
@@ -262,7 +261,7 @@ impl<S: ConsentStore> ConsentService<S> {
             Some(in_force) => integrity::acceptance_create(data, &in_force, now, problems),
             None => problems.push(
                 "data.consentId",
-                "unknown_consent",
+                ErrorCode::UnknownConsent,
                 format!("there is no consent {consent_id:?} in this project"),
             ),
         }
@@ -327,15 +326,15 @@ fn content_not_found(t: ContentType, id: &str) -> Error {
     } else {
         format!("{id:?}")
     };
-    Error::not_found(
-        "content_not_found",
+    Error::new(
+        ErrorCode::ContentNotFound,
         format!("there is no {t} with id {shown} in this project"),
     )
 }
 
 fn stale_version(stored: i64, expected: i64) -> Error {
-    Error::conflict(
-        "stale_version",
+    Error::new(
+        ErrorCode::StaleVersion,
         format!("the record is at version {stored}, not {expected}; read it again and repeat the change"),
     )
 }

@@ -26,7 +26,7 @@ use super::rules::{self, AcceptanceVersion};
 use super::validate;
 use crate::error::Problems;
 use crate::store::ConsentStore;
-use crate::{Clock, Error, Result};
+use crate::{Clock, Error, ErrorCode, Result};
 
 /// The consent service: the API a Rust program links against (the `http`
 /// adapter maps each method to an endpoint).
@@ -59,8 +59,8 @@ fn text(v: Option<&String>) -> String {
 }
 
 fn consent_not_found(id: &str) -> Error {
-    Error::not_found(
-        "consent_not_found",
+    Error::new(
+        ErrorCode::ConsentNotFound,
         format!("there is no consent {id:?} in this project"),
     )
 }
@@ -163,8 +163,8 @@ impl<S: ConsentStore> ConsentService<S> {
         };
         match found {
             Some(n) if n.status == NoticeStatus::Published => Ok(n),
-            _ => Err(Error::not_found(
-                "privacy_notice_not_found",
+            _ => Err(Error::new(
+                ErrorCode::PrivacyNoticeNotFound,
                 format!("there is no published privacy notice {id:?} in this project"),
             )),
         }
@@ -211,7 +211,7 @@ impl<S: ConsentStore> ConsentService<S> {
         if consent.application != app {
             return Err(Error::invalid_field(
                 "consentId",
-                "consent_not_in_app",
+                ErrorCode::ConsentNotInApp,
                 format!("consent {consent_id:?} does not belong to application {app:?}"),
             ));
         }
@@ -331,8 +331,8 @@ impl<S: ConsentStore> ConsentService<S> {
         let consents = self.consents_of_app(project, &app).await?;
         let notices = self.notices_of(project, &consents).await?;
         let owner = rules::owning_consent(&consents, &notices, &code).ok_or_else(|| {
-            Error::not_found(
-                "purpose_not_found",
+            Error::new(
+                ErrorCode::PurposeNotFound,
                 format!("{code:?} is not a purpose of an offered consent of application {app:?}"),
             )
         })?;
@@ -375,8 +375,8 @@ impl<S: ConsentStore> ConsentService<S> {
         );
         let consents = self.consents_of_app(project, &app).await?;
         if !consents.iter().any(|c| c.purposes.contains(&code)) {
-            return Err(Error::not_found(
-                "purpose_not_found",
+            return Err(Error::new(
+                ErrorCode::PurposeNotFound,
                 format!("{code:?} is not a purpose of a consent of application {app:?}"),
             ));
         }

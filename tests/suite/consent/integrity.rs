@@ -45,7 +45,7 @@ pub(super) fn refused(r: accord::Result<ContentRecord>) -> Vec<(String, String)>
     assert_eq!(err.kind(), ErrorKind::Validation, "{err}");
     err.fields()
         .iter()
-        .map(|f| (f.field.clone(), f.code.clone()))
+        .map(|f| (f.field.clone(), f.code.to_string()))
         .collect()
 }
 
