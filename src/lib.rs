@@ -129,29 +129,51 @@
 // (Scoped to the library; tests, examples and benches may unwrap.)
 #![deny(clippy::unwrap_used)]
 
+// The layers, bottom to top (ARCHITECTURE.md): each module's doc says what
+// it owns and what it may import; `tests/layers.rs` checks the imports.
+mod adapter;
+mod core;
+mod service;
+pub mod store;
+mod testkit;
+
+// The public API: the paths users know, re-exported from the layers.
+pub use crate::core::{clock, condition, engine, error, formula, hash, limits, template, wire};
 #[cfg(feature = "admin")]
-pub mod admin;
-pub mod campaign;
+pub use adapter::admin;
 #[cfg(feature = "cli")]
-pub mod cli;
-pub mod clock;
-pub mod condition;
-pub mod consent;
-pub mod engine;
-pub mod error;
-pub mod formula;
+pub use adapter::cli;
+#[cfg(feature = "http")]
+pub use adapter::http;
 #[cfg(feature = "memory")]
 #[doc(hidden)]
-pub mod fuzzing;
-pub mod hash;
-#[cfg(feature = "http")]
-pub mod http;
-pub mod limits;
-pub mod store;
-pub mod template;
-pub mod wire;
+pub use testkit::fuzzing;
 
-pub use campaign::CampaignService;
-pub use clock::{Clock, ManualClock, SystemClock};
-pub use consent::ConsentService;
-pub use error::{Error, ErrorCode, ErrorKind, FieldError, Result};
+pub mod campaign {
+    //! The campaign side: domain types, validation and the service.
+    //!
+    //! See [`CampaignService`] for the operations and the crate's `DESIGN`
+    //! decisions they implement.
+    pub use crate::core::campaign::*;
+    pub use crate::service::campaign::{
+        CampaignService, Preview, PreviewHit, PreviewQuota, RedeemResult, SearchOptions,
+        DEFAULT_REFRESH,
+    };
+}
+
+pub mod consent {
+    //! The consent side: privacy notices, consents, consent acceptances,
+    //! purposes, and the content store that holds them; [`ConsentService`]
+    //! over any [`ConsentStore`](crate::store::ConsentStore).
+    //!
+    //! The decisions this crate takes where the specification leaves points
+    //! open are in the docs of the pure consent module this one re-exports;
+    //! `docs/consent.md` states the rules for users.
+    pub use crate::core::consent::*;
+    pub use crate::service::consent::{self as service, ConsentService, SubjectExport};
+}
+
+pub use crate::core::clock::{Clock, ManualClock, SystemClock};
+pub use crate::core::error::{Error, ErrorCode, ErrorKind, FieldError, Result};
+pub use crate::service::campaign::CampaignService;
+pub use crate::service::consent::ConsentService;

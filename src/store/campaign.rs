@@ -8,8 +8,8 @@ use rust_decimal::Decimal;
 use uuid::Uuid;
 
 use super::Page;
-use crate::campaign::{Campaign, CampaignStatus, QuotaCharge, QuotaUsage, Redemption};
-use crate::ErrorCode;
+use crate::core::campaign::{Campaign, CampaignStatus, QuotaCharge, QuotaUsage, Redemption};
+use crate::core::error::ErrorCode;
 use crate::Result;
 
 /// Sort direction.

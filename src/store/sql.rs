@@ -17,7 +17,7 @@ use std::fmt::Write as _;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
-use crate::campaign::{ActionTx, Campaign, Quota};
+use crate::core::campaign::{ActionTx, Campaign, Quota};
 use crate::store::{CampaignSort, SortDirection};
 use crate::{Error, ErrorCode, Result};
 
@@ -212,7 +212,7 @@ pub(crate) fn rules_json(campaign: &Campaign) -> Result<String> {
 }
 
 /// Reads the `rules` column back.
-pub(crate) fn rules_from_json(json: &str) -> Result<Vec<crate::campaign::Rule>> {
+pub(crate) fn rules_from_json(json: &str) -> Result<Vec<crate::core::campaign::Rule>> {
     serde_json::from_str(json).map_err(|e| corrupt("campaign rules", e))
 }
 
@@ -289,7 +289,9 @@ pub(crate) fn stacking_json(campaign: &Campaign) -> Result<Option<String>> {
 }
 
 /// Reads the `stacking` column back.
-pub(crate) fn stacking_from_json(json: Option<&str>) -> Result<Option<crate::campaign::Stacking>> {
+pub(crate) fn stacking_from_json(
+    json: Option<&str>,
+) -> Result<Option<crate::core::campaign::Stacking>> {
     json.map(|j| serde_json::from_str(j).map_err(|e| corrupt("campaign stacking", e)))
         .transpose()
 }

@@ -8,7 +8,7 @@ use rust_decimal::Decimal;
 use uuid::Uuid;
 
 use super::{lock, MemoryStore};
-use crate::campaign::{Campaign, QuotaUsage, Redemption, TxStatus};
+use crate::core::campaign::{Campaign, QuotaUsage, Redemption, TxStatus};
 use crate::store::campaign::too_many_campaigns;
 use crate::store::{
     CampaignQuery, CampaignSort, CampaignStore, Page, Period, RedeemOutcome, RedemptionPlan,

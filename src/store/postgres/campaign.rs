@@ -5,7 +5,7 @@ use sqlx::{PgConnection, Postgres, QueryBuilder, Row};
 use uuid::Uuid;
 
 use super::{retry, Abort, PostgresStore};
-use crate::campaign::{Campaign, CampaignStatus};
+use crate::core::campaign::{Campaign, CampaignStatus};
 use crate::store::campaign::too_many_campaigns;
 use crate::store::sql::calls::store_calls;
 use crate::store::sql::{

@@ -6,7 +6,7 @@
 //! `INSERT … SELECT` from the expected version that the primary key lets
 //! through once. A single-row statement at READ COMMITTED waits on at most
 //! one other writer, so it cannot be a deadlock victim and needs no
-//! [`retry`](super::retry). Lists translate [`crate::consent::query`] into SQL over the
+//! [`retry`](super::retry). Lists translate [`crate::core::consent::query`] into SQL over the
 //! `content_current` view: filters as `jsonb` containment (served by the
 //! GIN index), sorts on the typed values (`numeric`, text `COLLATE "C"`,
 //! `boolean`).
@@ -16,8 +16,8 @@ use sqlx::{PgConnection, PgExecutor, Postgres, QueryBuilder};
 
 use super::campaign::col;
 use super::{ledger, PostgresStore};
-use crate::consent::ledger as consent_ledger;
-use crate::consent::{
+use crate::core::consent::ledger as consent_ledger;
+use crate::core::consent::{
     AcceptanceStatus, ContentQuery, ContentRecord, ContentType, ContentWrite, PurposeEvent,
 };
 use crate::store::sql::calls::store_calls;

@@ -8,9 +8,9 @@ use sqlx::PgConnection;
 use super::PostgresStore;
 use std::collections::BTreeSet;
 
-use crate::consent::erasure::{self, ErasureCounts};
-use crate::consent::ledger::{LedgerHead, Unsealed};
-use crate::consent::ContentType;
+use crate::core::consent::erasure::{self, ErasureCounts};
+use crate::core::consent::ledger::{LedgerHead, Unsealed};
+use crate::core::consent::ContentType;
 use crate::store::sql::calls::store_calls;
 use crate::store::sql::content::{data_from_json, data_json};
 use crate::store::sql::db_error;

@@ -35,7 +35,7 @@ macro_rules! store_calls {
         impl CampaignStore for $store {
             async fn insert_campaign_within(
                 &self,
-                campaign: &$crate::campaign::Campaign,
+                campaign: &$crate::core::campaign::Campaign,
                 max: u64,
             ) -> $crate::Result<()> {
                 let campaign = campaign.clone();
@@ -47,7 +47,7 @@ macro_rules! store_calls {
 
             async fn update_campaign(
                 &self,
-                campaign: &$crate::campaign::Campaign,
+                campaign: &$crate::core::campaign::Campaign,
                 expected_version: i64,
             ) -> $crate::Result<()> {
                 let campaign = campaign.clone();
@@ -69,7 +69,7 @@ macro_rules! store_calls {
                 &self,
                 project: &str,
                 id: uuid::Uuid,
-            ) -> $crate::Result<Option<$crate::campaign::Campaign>> {
+            ) -> $crate::Result<Option<$crate::core::campaign::Campaign>> {
                 self.read_call(<$store>::campaign(self, project, id)).await
             }
 
@@ -77,7 +77,7 @@ macro_rules! store_calls {
                 &self,
                 project: &str,
                 ref_code: &str,
-            ) -> $crate::Result<Option<$crate::campaign::Campaign>> {
+            ) -> $crate::Result<Option<$crate::core::campaign::Campaign>> {
                 self.read_call(<$store>::campaign_by_code(self, project, ref_code))
                     .await
             }
@@ -86,7 +86,7 @@ macro_rules! store_calls {
                 &self,
                 project: &str,
                 query: &$crate::store::CampaignQuery,
-            ) -> $crate::Result<$crate::store::Page<$crate::campaign::Campaign>> {
+            ) -> $crate::Result<$crate::store::Page<$crate::core::campaign::Campaign>> {
                 self.read_call(<$store>::list_campaigns(self, project, query))
                     .await
             }
@@ -94,7 +94,7 @@ macro_rules! store_calls {
             async fn all_campaigns(
                 &self,
                 project: &str,
-            ) -> $crate::Result<Vec<$crate::campaign::Campaign>> {
+            ) -> $crate::Result<Vec<$crate::core::campaign::Campaign>> {
                 self.read_call(<$store>::all_campaigns(self, project)).await
             }
 
@@ -126,7 +126,7 @@ macro_rules! store_calls {
                 project: &str,
                 id: uuid::Uuid,
                 at: chrono::DateTime<chrono::Utc>,
-            ) -> $crate::Result<Option<$crate::campaign::Redemption>> {
+            ) -> $crate::Result<Option<$crate::core::campaign::Redemption>> {
                 let project = project.to_owned();
                 self.write_call(move |s| async move {
                     <$store>::cancel_redemption(&s, &project, id, at).await
@@ -138,7 +138,7 @@ macro_rules! store_calls {
                 &self,
                 project: &str,
                 idempotency_key: &str,
-            ) -> $crate::Result<Option<$crate::campaign::Redemption>> {
+            ) -> $crate::Result<Option<$crate::core::campaign::Redemption>> {
                 self.read_call(<$store>::redemption_by_key(self, project, idempotency_key))
                     .await
             }
@@ -147,7 +147,7 @@ macro_rules! store_calls {
                 &self,
                 project: &str,
                 id: uuid::Uuid,
-            ) -> $crate::Result<Option<$crate::campaign::Redemption>> {
+            ) -> $crate::Result<Option<$crate::core::campaign::Redemption>> {
                 self.read_call(<$store>::redemption(self, project, id))
                     .await
             }
@@ -156,7 +156,7 @@ macro_rules! store_calls {
                 &self,
                 project: &str,
                 query: &$crate::store::RedemptionQuery,
-            ) -> $crate::Result<$crate::store::Page<$crate::campaign::Redemption>> {
+            ) -> $crate::Result<$crate::store::Page<$crate::core::campaign::Redemption>> {
                 self.read_call(<$store>::list_redemptions(self, project, query))
                     .await
             }
@@ -174,7 +174,7 @@ macro_rules! store_calls {
                 &self,
                 project: &str,
                 campaign_id: uuid::Uuid,
-            ) -> $crate::Result<Vec<$crate::campaign::QuotaUsage>> {
+            ) -> $crate::Result<Vec<$crate::core::campaign::QuotaUsage>> {
                 self.read_call(<$store>::campaign_quota_usage(self, project, campaign_id))
                     .await
             }
@@ -185,8 +185,8 @@ macro_rules! store_calls {
         impl ContentStore for $store {
             async fn insert_content(
                 &self,
-                write: &$crate::consent::ContentWrite,
-            ) -> $crate::Result<$crate::consent::ContentRecord> {
+                write: &$crate::core::consent::ContentWrite,
+            ) -> $crate::Result<$crate::core::consent::ContentRecord> {
                 let write = write.clone();
                 self.write_call(move |s| async move { <$store>::insert_content(&s, &write).await })
                     .await
@@ -194,9 +194,9 @@ macro_rules! store_calls {
 
             async fn replace_content(
                 &self,
-                write: &$crate::consent::ContentWrite,
+                write: &$crate::core::consent::ContentWrite,
                 expected_version: i64,
-            ) -> $crate::Result<$crate::consent::ContentRecord> {
+            ) -> $crate::Result<$crate::core::consent::ContentRecord> {
                 let write = write.clone();
                 self.write_call(move |s| async move {
                     <$store>::replace_content(&s, &write, expected_version).await
@@ -207,9 +207,9 @@ macro_rules! store_calls {
             async fn content(
                 &self,
                 project: &str,
-                content_type: $crate::consent::ContentType,
+                content_type: $crate::core::consent::ContentType,
                 id: &str,
-            ) -> $crate::Result<Option<$crate::consent::ContentRecord>> {
+            ) -> $crate::Result<Option<$crate::core::consent::ContentRecord>> {
                 self.read_call(<$store>::content(self, project, content_type, id))
                     .await
             }
@@ -217,9 +217,9 @@ macro_rules! store_calls {
             async fn content_versions(
                 &self,
                 project: &str,
-                content_type: $crate::consent::ContentType,
+                content_type: $crate::core::consent::ContentType,
                 id: &str,
-            ) -> $crate::Result<Vec<$crate::consent::ContentRecord>> {
+            ) -> $crate::Result<Vec<$crate::core::consent::ContentRecord>> {
                 self.read_call(<$store>::content_versions(self, project, content_type, id))
                     .await
             }
@@ -227,9 +227,9 @@ macro_rules! store_calls {
             async fn list_content(
                 &self,
                 project: &str,
-                content_type: $crate::consent::ContentType,
-                query: &$crate::consent::ContentQuery,
-            ) -> $crate::Result<$crate::store::Page<$crate::consent::ContentRecord>> {
+                content_type: $crate::core::consent::ContentType,
+                query: &$crate::core::consent::ContentQuery,
+            ) -> $crate::Result<$crate::store::Page<$crate::core::consent::ContentRecord>> {
                 self.read_call(<$store>::list_content(self, project, content_type, query))
                     .await
             }
@@ -242,7 +242,7 @@ macro_rules! store_calls {
                 &self,
                 project: &str,
                 app: &str,
-            ) -> $crate::Result<Vec<$crate::consent::ContentRecord>> {
+            ) -> $crate::Result<Vec<$crate::core::consent::ContentRecord>> {
                 self.read_call(<$store>::consents_of_app(self, project, app))
                     .await
             }
@@ -251,7 +251,7 @@ macro_rules! store_calls {
                 &self,
                 project: &str,
                 subject: &str,
-            ) -> $crate::Result<Vec<$crate::consent::ContentRecord>> {
+            ) -> $crate::Result<Vec<$crate::core::consent::ContentRecord>> {
                 self.read_call(<$store>::acceptance_versions(self, project, subject))
                     .await
             }
@@ -260,15 +260,15 @@ macro_rules! store_calls {
                 &self,
                 project: &str,
                 codes: &[String],
-            ) -> $crate::Result<Vec<$crate::consent::ContentRecord>> {
+            ) -> $crate::Result<Vec<$crate::core::consent::ContentRecord>> {
                 self.read_call(<$store>::purpose_names(self, project, codes))
                     .await
             }
 
             async fn append_purpose_event(
                 &self,
-                event: &$crate::consent::PurposeEvent,
-            ) -> $crate::Result<$crate::consent::PurposeEvent> {
+                event: &$crate::core::consent::PurposeEvent,
+            ) -> $crate::Result<$crate::core::consent::PurposeEvent> {
                 let event = event.clone();
                 self.write_call(
                     move |s| async move { <$store>::append_purpose_event(&s, &event).await },
@@ -281,7 +281,7 @@ macro_rules! store_calls {
                 project: &str,
                 subject: &str,
                 app: Option<&str>,
-            ) -> $crate::Result<Vec<$crate::consent::PurposeEvent>> {
+            ) -> $crate::Result<Vec<$crate::core::consent::PurposeEvent>> {
                 self.read_call(<$store>::purpose_events(self, project, subject, app))
                     .await
             }
@@ -303,7 +303,7 @@ macro_rules! store_calls {
             async fn ledger_head(
                 &self,
                 project: &str,
-            ) -> $crate::Result<Option<$crate::consent::ledger::LedgerHead>> {
+            ) -> $crate::Result<Option<$crate::core::consent::ledger::LedgerHead>> {
                 self.read_call(<$store>::ledger_head(self, project)).await
             }
 
@@ -312,7 +312,7 @@ macro_rules! store_calls {
                 project: &str,
                 subject: &str,
                 pseudonym: &str,
-            ) -> $crate::Result<$crate::consent::erasure::ErasureCounts> {
+            ) -> $crate::Result<$crate::core::consent::erasure::ErasureCounts> {
                 let (project, subject, pseudonym) =
                     (project.to_owned(), subject.to_owned(), pseudonym.to_owned());
                 self.write_call(move |s| async move {

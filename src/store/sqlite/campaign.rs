@@ -6,7 +6,7 @@ use sqlx::{QueryBuilder, Row, Sqlite, SqliteConnection};
 use uuid::Uuid;
 
 use super::SqliteStore;
-use crate::campaign::{Campaign, CampaignStatus};
+use crate::core::campaign::{Campaign, CampaignStatus};
 use crate::store::campaign::too_many_campaigns;
 use crate::store::sql::calls::store_calls;
 use crate::store::sql::{

@@ -4,7 +4,7 @@
 //! Every append runs in a `BEGIN IMMEDIATE` transaction that also bumps the
 //! one-row `consent_seq` counter, so `seq`s are assigned in commit order
 //! across threads and processes. Lists translate
-//! [`crate::consent::query`] into SQL over the `content_current` view:
+//! [`crate::core::consent::query`] into SQL over the `content_current` view:
 //! filters with `json_each` (one row for a scalar, one per element for an
 //! array), sorts with `json_type`, `json_extract` and the exact number keys
 //! of the `number_keys` column.
@@ -15,8 +15,8 @@ use sqlx::{QueryBuilder, Sqlite, SqliteConnection};
 
 use super::campaign::{col, from_micros, micros};
 use super::{ledger, SqliteStore};
-use crate::consent::ledger as consent_ledger;
-use crate::consent::{
+use crate::core::consent::ledger as consent_ledger;
+use crate::core::consent::{
     AcceptanceStatus, ContentQuery, ContentRecord, ContentType, ContentWrite, PurposeEvent,
 };
 use crate::store::sql::calls::store_calls;

@@ -17,7 +17,7 @@ use uuid::Uuid;
 
 use super::campaign::{col, from_micros, micros, parse_uuid};
 use super::SqliteStore;
-use crate::campaign::{QuotaCharge, QuotaUsage, Redemption, TxStatus};
+use crate::core::campaign::{QuotaCharge, QuotaUsage, Redemption, TxStatus};
 use crate::store::sql::calls::store_calls;
 use crate::store::sql::{action_txs_from_json, action_txs_json, corrupt, db_error, limit_offset};
 use crate::store::{Page, RedeemOutcome, RedemptionPlan, RedemptionQuery, RedemptionStore};
