@@ -256,8 +256,8 @@ impl ApiError {
             ErrorCode::UriTooLong => "the request target (path and query) is too long".to_owned(),
             ErrorCode::HeaderFieldsTooLarge => format!(
                 "the request head exceeds {} bytes or {} header fields",
-                super::serve::MAX_HEAD_BYTES,
-                super::serve::MAX_HEADERS
+                super::MAX_HEAD_BYTES,
+                super::MAX_HEADERS
             ),
             ErrorCode::TooManyConnections => {
                 "the server holds as many connections as it may; retry later".to_owned()

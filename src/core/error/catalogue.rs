@@ -125,7 +125,11 @@ catalogue! {
     TooManySortKeys = "too_many_sort_keys", BadRequest, Both, "Too many sort keys",
         "A list query with more sort keys than allowed.";
     InvalidReceiptKey = "invalid_receipt_key", BadRequest, Problem, "Invalid receipt key",
-        "The configured receipt signing key is not an Ed25519 seed of 32 bytes.";
+        "A configured receipt signing key (an Ed25519 seed) or retired public key that is not 32 bytes.";
+    ImportNotSupported = "import_not_supported", BadRequest, Problem, "Import not supported",
+        "An import of records that are not imported (consent acceptances stay where they were recorded).";
+    InvalidContentId = "invalid_content_id", BadRequest, Problem, "Invalid content id",
+        "A content id of an import that is empty or longer than its limit.";
 
     // 401, 403: credentials.
     Unauthorized = "unauthorized", Unauthorized, Problem, "Unauthorized",

@@ -48,6 +48,7 @@ pub mod campaign_store;
 pub mod cases;
 pub mod consent;
 pub mod promotions;
+pub mod quota_view;
 pub mod services;
 pub mod workers;
 

@@ -12,7 +12,7 @@ use utoipa::OpenApi;
 
 use super::error::{Problem, PROBLEM_JSON};
 use super::{campaign, consent, content, evidence, ops};
-use crate::error::{Appears, ErrorCode, ErrorKind};
+use crate::core::error::{Appears, ErrorCode, ErrorKind};
 
 /// The OpenAPI document of the router.
 #[derive(OpenApi)]
@@ -61,7 +61,7 @@ use crate::error::{Appears, ErrorCode, ErrorKind};
     components(schemas(
         Problem,
         crate::FieldError,
-        crate::error::Span,
+        crate::core::error::Span,
         ops::Health,
         crate::core::consent::ReducedEnvelope,
         content::ContentTypeName,
@@ -97,7 +97,7 @@ fn response_of(kind: ErrorKind) -> Option<(&'static str, When, &'static str)> {
         ErrorKind::UriTooLong => ("UriTooLong", When::Always, "The request target (path and query) is longer than the limit"),
         ErrorKind::UnsupportedMediaType => ("UnsupportedMediaType", When::Body, "A body without Content-Type: application/json"),
         ErrorKind::Validation => ("UnprocessableContent", When::Bearer, "Semantic validation failed; errors lists every problem with its field path"),
-        ErrorKind::RateLimited => ("TooManyRequests", When::Bearer, "Too many requests for the project or the token; retry after Retry-After seconds"),
+        ErrorKind::RateLimited => ("TooManyRequests", When::Bearer, "A rate limit of the project or of the token is reached (only when the server sets limits); retry after Retry-After seconds"),
         ErrorKind::HeaderFieldsTooLarge => ("RequestHeaderFieldsTooLarge", When::Always, "The request head has too many or too large header fields"),
         ErrorKind::Internal => ("InternalError", When::Always, "A bug; details are logged, never sent"),
         ErrorKind::Unavailable => ("Unavailable", When::Always, "The store is unreachable, or the server is at its connection limit; retry after Retry-After seconds"),
@@ -198,7 +198,14 @@ fn add_common(doc: &mut Value) {
                     "schema": {"type": "string"},
                 }});
             }
-            "429" | "503" => {
+            "429" => {
+                response["headers"] = json!({"Retry-After": {
+                    "description": "Whole seconds until a request would be let through",
+                    "required": true,
+                    "schema": {"type": "integer", "minimum": 1},
+                }});
+            }
+            "503" => {
                 response["headers"] = json!({"Retry-After": {
                     "description": "Seconds to wait before retrying",
                     "schema": {"type": "integer", "minimum": 0},
@@ -256,10 +263,12 @@ mod tests {
         let doc = document();
         let search = &doc["paths"]["/campaign/api/projects/{projId}/search"]["post"]["responses"];
         for status in [
-            "400", "401", "408", "413", "414", "415", "422", "431", "500", "503",
+            "400", "401", "408", "413", "414", "415", "422", "429", "431", "500", "503",
         ] {
             assert!(search.get(status).is_some(), "search lacks {status}");
         }
+        let too_many = &doc["components"]["responses"]["TooManyRequests"];
+        assert_eq!(too_many["headers"]["Retry-After"]["required"], true);
         let list = &doc["paths"]["/campaign/api/projects/{projId}/campaigns"]["get"]["responses"];
         assert!(
             list.get("415").is_none(),
@@ -268,6 +277,10 @@ mod tests {
         let health = &doc["paths"]["/healthz"]["get"];
         assert_eq!(health["security"], json!([]));
         assert!(health["responses"].get("401").is_none());
+        assert!(
+            health["responses"].get("429").is_none(),
+            "operations routes are never rate limited"
+        );
         assert!(health["responses"].get("503").is_some());
         let unauthorized = &doc["components"]["responses"]["Unauthorized"];
         assert!(unauthorized["headers"].get("WWW-Authenticate").is_some());
