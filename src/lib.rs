@@ -170,6 +170,6 @@ pub mod consent {
 }
 
 pub use crate::core::clock::{Clock, ManualClock, SystemClock};
-pub use crate::core::error::{Error, ErrorKind, FieldError, Result};
+pub use crate::core::error::{Error, ErrorCode, ErrorKind, FieldError, Result};
 pub use crate::service::campaign::CampaignService;
 pub use crate::service::consent::ConsentService;

@@ -4,8 +4,8 @@
 //! or headers.
 #![cfg(feature = "http")]
 
-mod http_support;
-mod log_capture;
+mod support;
+use support::{http_support, log_capture};
 
 use http_support::{start, Server};
 use log_capture::Captured;

@@ -6,8 +6,8 @@
 //! own test binary because the log subscriber is global.)
 #![cfg(feature = "http")]
 
-mod http_support;
-mod log_capture;
+mod support;
+use support::{http_support, log_capture};
 
 use std::sync::Arc;
 use std::time::Duration;

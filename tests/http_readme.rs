@@ -15,7 +15,8 @@
 
 use accord::cli::serve as server;
 
-mod log_capture;
+mod support;
+use support::log_capture;
 
 use std::process::Command;
 

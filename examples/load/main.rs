@@ -20,8 +20,8 @@
 //! its limit and equals the sum of the COMPLETE redemptions charged to it.
 //! It exits non-zero on any 5xx, transport error or oversold quota.
 //!
-//! The same code runs for a few seconds in `cargo test` (tests/load_smoke.rs)
-//! and provides the traffic of tests/crash_safety.rs and tests/db_faults.rs.
+//! The same code runs for a few seconds in `cargo test` (tests/reliability/load_smoke.rs)
+//! and provides the traffic of tests/reliability/crash_safety.rs and tests/reliability/db_faults.rs.
 //!
 //! `--workload storefront` instead creates the 200 campaigns of the
 //! benchmark generator's storefront workload (`benches/workload/mod.rs`,

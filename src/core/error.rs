@@ -1,15 +1,21 @@
 //! The one public error type of the crate.
 //!
 //! Every stage (formula parsing, validation, storage, …) reports through
-//! [`Error`]: a [`ErrorKind`] that says what class of failure it is (and so
-//! which HTTP status the `http` adapter maps it to, in one place), a stable
-//! snake_case [`code`](Error::code) that clients may match on, a human
-//! message, and for validation failures the list of every problem found,
-//! each with the path of the field it concerns.
+//! [`Error`]: a stable [`ErrorCode`] from the [catalogue](catalogue) that
+//! clients may match on, which fixes its [`ErrorKind`] (the class of
+//! failure, and so the HTTP status: [`ErrorKind::status`]), a human message,
+//! and for validation failures the list of every problem found, each with
+//! the path of the field it concerns and, where the problem is in a piece of
+//! text, the byte range of that text.
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
+
+pub mod catalogue;
+
+pub use catalogue::{Appears, ErrorCode, UnknownCode};
 
 /// A result whose error is [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -41,6 +47,86 @@ pub enum ErrorKind {
     /// A bug or an unexpected storage failure. Details are logged, never
     /// shown to clients. HTTP 500.
     Internal,
+    /// No usable credentials (HTTP adapter). HTTP 401.
+    Unauthorized,
+    /// Credentials that do not grant the request (HTTP adapter). HTTP 403.
+    Forbidden,
+    /// The path exists, the method does not (HTTP adapter). HTTP 405.
+    MethodNotAllowed,
+    /// The request did not arrive in time (HTTP adapter). HTTP 408.
+    Timeout,
+    /// The request target is too long (HTTP adapter). HTTP 414.
+    UriTooLong,
+    /// A body that is not JSON (HTTP adapter). HTTP 415.
+    UnsupportedMediaType,
+    /// Too many requests (HTTP adapter). HTTP 429.
+    RateLimited,
+    /// The request head is too large (HTTP adapter). HTTP 431.
+    HeaderFieldsTooLarge,
+}
+
+impl ErrorKind {
+    /// The HTTP status of the class: each class has exactly one, given
+    /// here and nowhere else.
+    pub const fn status(self) -> u16 {
+        match self {
+            ErrorKind::BadRequest => 400,
+            ErrorKind::Unauthorized => 401,
+            ErrorKind::Forbidden => 403,
+            ErrorKind::NotFound => 404,
+            ErrorKind::MethodNotAllowed => 405,
+            ErrorKind::Timeout => 408,
+            ErrorKind::Conflict => 409,
+            ErrorKind::LimitExceeded => 413,
+            ErrorKind::UriTooLong => 414,
+            ErrorKind::UnsupportedMediaType => 415,
+            ErrorKind::Validation => 422,
+            ErrorKind::RateLimited => 429,
+            ErrorKind::HeaderFieldsTooLarge => 431,
+            ErrorKind::Internal => 500,
+            ErrorKind::Unavailable => 503,
+        }
+    }
+
+    /// Every class.
+    pub const ALL: &'static [ErrorKind] = &[
+        ErrorKind::BadRequest,
+        ErrorKind::Unauthorized,
+        ErrorKind::Forbidden,
+        ErrorKind::NotFound,
+        ErrorKind::MethodNotAllowed,
+        ErrorKind::Timeout,
+        ErrorKind::Conflict,
+        ErrorKind::LimitExceeded,
+        ErrorKind::UriTooLong,
+        ErrorKind::UnsupportedMediaType,
+        ErrorKind::Validation,
+        ErrorKind::RateLimited,
+        ErrorKind::HeaderFieldsTooLarge,
+        ErrorKind::Internal,
+        ErrorKind::Unavailable,
+    ];
+}
+
+/// A byte range of a field's text value: where in a formula, an `in` list
+/// or a template the problem is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+pub struct Span {
+    /// The first byte.
+    pub start: usize,
+    /// The byte after the last (equal to `start` for a point, such as the
+    /// end of a formula that stops too early).
+    pub end: usize,
+}
+
+impl From<std::ops::Range<usize>> for Span {
+    fn from(r: std::ops::Range<usize>) -> Self {
+        Span {
+            start: r.start,
+            end: r.end,
+        }
+    }
 }
 
 /// One problem with one field of the input.
@@ -51,19 +137,32 @@ pub struct FieldError {
     /// `rules[0].when[1].conditions[2].value`.
     pub field: String,
     /// Stable snake_case code of the problem: `required`, `invalid_regex`, …
-    pub code: String,
+    #[cfg_attr(feature = "http", schema(value_type = String))]
+    pub code: ErrorCode,
     /// What is wrong, for a human.
     pub message: String,
+    /// Where in the field's text the problem is, when the field is a
+    /// piece of text with a grammar (a formula, an `in` list, a template).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub span: Option<Span>,
 }
 
 impl FieldError {
     /// A problem with `field`.
-    pub fn new(field: impl Into<String>, code: &str, message: impl Into<String>) -> Self {
+    pub fn new(field: impl Into<String>, code: ErrorCode, message: impl Into<String>) -> Self {
         FieldError {
             field: field.into(),
-            code: code.to_owned(),
+            code,
             message: message.into(),
+            span: None,
         }
+    }
+
+    /// Attaches the byte range of the offending text.
+    #[must_use]
+    pub fn with_span(mut self, span: impl Into<Span>) -> Self {
+        self.span = Some(span.into());
+        self
     }
 }
 
@@ -73,20 +172,21 @@ impl fmt::Display for FieldError {
     }
 }
 
-/// The error of every fallible operation of the crate.
+/// The error of every fallible operation of the crate. Cheap to clone:
+/// the cause is shared.
+#[derive(Clone)]
 pub struct Error {
-    kind: ErrorKind,
-    code: &'static str,
+    code: ErrorCode,
     message: String,
     fields: Vec<FieldError>,
-    source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    source: Option<Arc<dyn std::error::Error + Send + Sync>>,
 }
 
 impl Error {
-    /// An error of `kind` with a stable `code` and a message.
-    pub fn new(kind: ErrorKind, code: &'static str, message: impl Into<String>) -> Self {
+    /// An error with a stable `code` (which fixes its [`ErrorKind`]) and a
+    /// message.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         Error {
-            kind,
             code,
             message: message.into(),
             fields: Vec::new(),
@@ -105,57 +205,28 @@ impl Error {
         };
         Error {
             fields,
-            ..Error::new(ErrorKind::Validation, "validation_failed", message)
+            ..Error::new(ErrorCode::ValidationFailed, message)
         }
     }
 
-    /// A validation failure with a specific code and one field.
+    /// A problem with one field reported by its own code (a code that
+    /// [appears](ErrorCode::appears) both as a problem and a field code).
     pub fn invalid_field(
         field: impl Into<String>,
-        code: &'static str,
+        code: ErrorCode,
         message: impl Into<String>,
     ) -> Self {
-        let message = message.into();
-        let field = FieldError::new(field, code, message.clone());
-        Error {
-            fields: vec![field],
-            ..Error::new(ErrorKind::Validation, code, message)
-        }
-    }
-
-    /// A missing resource.
-    pub fn not_found(code: &'static str, message: impl Into<String>) -> Self {
-        Error::new(ErrorKind::NotFound, code, message)
-    }
-
-    /// A conflict with the current state.
-    pub fn conflict(code: &'static str, message: impl Into<String>) -> Self {
-        Error::new(ErrorKind::Conflict, code, message)
-    }
-
-    /// A malformed request.
-    pub fn bad_request(code: &'static str, message: impl Into<String>) -> Self {
-        Error::new(ErrorKind::BadRequest, code, message)
-    }
-
-    /// An exceeded size or work budget.
-    pub fn limit(code: &'static str, message: impl Into<String>) -> Self {
-        Error::new(ErrorKind::LimitExceeded, code, message)
+        Error::from(FieldError::new(field, code, message))
     }
 
     /// The store cannot be reached.
     pub fn unavailable(source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
-        Error::new(
-            ErrorKind::Unavailable,
-            "store_unavailable",
-            "the store is unavailable",
-        )
-        .with_source(source)
+        Error::new(ErrorCode::StoreUnavailable, "the store is unavailable").with_source(source)
     }
 
     /// An unexpected failure; `source` is kept for logs.
     pub fn internal(source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
-        Error::new(ErrorKind::Internal, "internal", "internal error").with_source(source)
+        Error::new(ErrorCode::Internal, "internal error").with_source(source)
     }
 
     /// Attaches the underlying cause.
@@ -164,7 +235,7 @@ impl Error {
         mut self,
         source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
     ) -> Self {
-        self.source = Some(source.into());
+        self.source = Some(Arc::from(source.into()));
         self
     }
 
@@ -175,13 +246,18 @@ impl Error {
         self
     }
 
-    /// The class of the failure.
+    /// The class of the failure (fixed by the code).
     pub fn kind(&self) -> ErrorKind {
-        self.kind
+        self.code.kind()
     }
 
     /// The stable snake_case code: `quota_exceeded`, `campaign_not_found`, …
     pub fn code(&self) -> &'static str {
+        self.code.as_str()
+    }
+
+    /// The code as a catalogue entry, with its title and documentation.
+    pub fn error_code(&self) -> ErrorCode {
         self.code
     }
 
@@ -200,7 +276,7 @@ impl Error {
 impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("Error");
-        d.field("kind", &self.kind)
+        d.field("kind", &self.kind())
             .field("code", &self.code)
             .field("message", &self.message);
         if !self.fields.is_empty() {
@@ -231,6 +307,16 @@ impl std::error::Error for Error {
     }
 }
 
+impl From<FieldError> for Error {
+    /// One field's problem, answered by the field's own code.
+    fn from(field: FieldError) -> Self {
+        Error {
+            fields: vec![field.clone()],
+            ..Error::new(field.code, field.message)
+        }
+    }
+}
+
 /// Collects every problem of an input before failing, so that one response
 /// names all of them (a campaign with five mistakes gets five field errors).
 #[derive(Debug, Default)]
@@ -245,8 +331,20 @@ impl Problems {
     }
 
     /// Records a problem.
-    pub fn push(&mut self, field: impl Into<String>, code: &str, message: impl Into<String>) {
+    pub fn push(&mut self, field: impl Into<String>, code: ErrorCode, message: impl Into<String>) {
         self.fields.push(FieldError::new(field, code, message));
+    }
+
+    /// Records a problem found in a piece of text, with its byte range.
+    pub fn push_at(
+        &mut self,
+        field: impl Into<String>,
+        code: ErrorCode,
+        message: impl Into<String>,
+        span: impl Into<Span>,
+    ) {
+        self.fields
+            .push(FieldError::new(field, code, message).with_span(span));
     }
 
     /// Records problems found by a nested check.
@@ -281,8 +379,8 @@ mod tests {
     #[test]
     fn validation_message_names_first_problem_and_count() {
         let err = Error::validation(vec![
-            FieldError::new("name", "required", "is required"),
-            FieldError::new("refCode", "required", "is required"),
+            FieldError::new("name", ErrorCode::Required, "is required"),
+            FieldError::new("refCode", ErrorCode::Required, "is required"),
         ]);
         assert_eq!(err.kind(), ErrorKind::Validation);
         assert_eq!(err.code(), "validation_failed");
@@ -297,8 +395,8 @@ mod tests {
     fn problems_collect_all() {
         let mut p = Problems::new();
         assert!(p.is_empty());
-        p.push("a", "required", "is required");
-        p.push("b", "invalid", "is invalid");
+        p.push("a", ErrorCode::Required, "is required");
+        p.push("b", ErrorCode::Invalid, "is invalid");
         let err = p.into_result().unwrap_err();
         assert_eq!(err.fields().len(), 2);
     }

@@ -67,7 +67,7 @@ pub fn check_project_id(project: &str) -> crate::Result<()> {
     if project.len() > MAX_PROJECT_ID_LEN {
         return Err(crate::Error::validation(vec![crate::FieldError::new(
             "projId",
-            "too_long",
+            crate::core::error::ErrorCode::TooLong,
             format!("a project id is at most {MAX_PROJECT_ID_LEN} bytes long"),
         )]));
     }

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::core::error::ErrorCode;
+
 /// Default page size of every list.
 pub const DEFAULT_PAGE_SIZE: u32 = 20;
 /// Largest page size a list accepts.
@@ -49,8 +51,8 @@ impl<T> Page<T> {
 /// Checks a page size: 1 to [`MAX_PAGE_SIZE`].
 pub fn check_page_size(size: u32) -> crate::Result<()> {
     if size == 0 || size > MAX_PAGE_SIZE {
-        return Err(crate::Error::bad_request(
-            "invalid_page_size",
+        return Err(crate::Error::new(
+            ErrorCode::InvalidPageSize,
             format!("size must be between 1 and {MAX_PAGE_SIZE}, got {size}"),
         ));
     }

@@ -48,7 +48,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
 
-use crate::core::error::{Error, ErrorKind};
+use crate::core::error::{Error, ErrorCode};
 
 /// The longest template source accepted, in bytes. Quota keys and benefit
 /// values are short; the bound keeps parsing and storage of hostile input
@@ -132,26 +132,39 @@ pub enum TemplateError {
 impl TemplateError {
     /// The stable snake_case code: `template_syntax` (unterminated, empty
     /// or invalid name), `template_too_long` or `template_unresolved`.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
             TemplateError::Unterminated { .. }
             | TemplateError::EmptyName { .. }
-            | TemplateError::InvalidName { .. } => "template_syntax",
-            TemplateError::TooLong { .. } => "template_too_long",
-            TemplateError::Unresolved { .. } => "template_unresolved",
+            | TemplateError::InvalidName { .. } => ErrorCode::TemplateSyntax,
+            TemplateError::TooLong { .. } => ErrorCode::TemplateTooLong,
+            TemplateError::Unresolved { .. } => ErrorCode::TemplateUnresolved,
+        }
+    }
+}
+
+impl TemplateError {
+    /// The byte range of the template text at fault, when there is one:
+    /// the placeholder of a syntax error, the part past the limit of a
+    /// template too long.
+    pub fn span(&self) -> Option<std::ops::Range<usize>> {
+        match self {
+            TemplateError::Unterminated { at } => Some(*at..*at + 2),
+            TemplateError::EmptyName { at } => Some(*at..*at + 3),
+            TemplateError::InvalidName { name, at } => Some(*at..*at + name.len() + 3),
+            TemplateError::TooLong { len, max } => Some(*max..*len),
+            TemplateError::Unresolved { .. } => None,
         }
     }
 }
 
 impl From<TemplateError> for Error {
-    /// [`ErrorKind::LimitExceeded`] for [`TemplateError::TooLong`],
-    /// [`ErrorKind::Validation`] otherwise, with [`TemplateError::code`].
+    /// The error of [`TemplateError::code`]: a budget
+    /// ([`TemplateError::TooLong`]) is
+    /// [`ErrorKind::LimitExceeded`](crate::ErrorKind::LimitExceeded), any
+    /// other fault [`ErrorKind::Validation`](crate::ErrorKind::Validation).
     fn from(err: TemplateError) -> Self {
-        let kind = match err {
-            TemplateError::TooLong { .. } => ErrorKind::LimitExceeded,
-            _ => ErrorKind::Validation,
-        };
-        Error::new(kind, err.code(), err.to_string())
+        Error::new(err.code(), err.to_string())
     }
 }
 

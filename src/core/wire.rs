@@ -16,6 +16,7 @@
 
 use std::fmt;
 
+use crate::ErrorCode;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -474,7 +475,7 @@ pub fn find_nul(
     match value {
         serde_json::Value::String(s) if s.contains('\0') => problems.push(
             path,
-            "invalid_text",
+            ErrorCode::InvalidText,
             "text must not contain the NUL character (U+0000)",
         ),
         serde_json::Value::Array(xs) => {
@@ -487,7 +488,7 @@ pub fn find_nul(
                 if k.contains('\0') {
                     problems.push(
                         join(path, k),
-                        "invalid_text",
+                        ErrorCode::InvalidText,
                         "names must not contain the NUL character (U+0000)",
                     );
                 }

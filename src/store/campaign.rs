@@ -9,6 +9,7 @@ use uuid::Uuid;
 
 use super::{Page, SortDirection};
 use crate::core::campaign::{Campaign, CampaignStatus, QuotaCharge, QuotaUsage, Redemption};
+use crate::core::error::ErrorCode;
 use crate::Result;
 
 /// A field campaigns can be sorted by.
@@ -340,8 +341,8 @@ pub fn prefix_end(prefix: &str) -> Option<String> {
 /// The error of a create beyond a project's campaign limit.
 #[cfg(any(feature = "memory", feature = "sqlite", feature = "postgres"))]
 pub(crate) fn too_many_campaigns(max: u64) -> crate::Error {
-    crate::Error::limit(
-        "too_many_campaigns",
+    crate::Error::new(
+        ErrorCode::TooManyCampaigns,
         format!("a project holds at most {max} campaigns"),
     )
 }

@@ -40,7 +40,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::core::campaign::{ActionTx, Campaign, Quota};
 use crate::store::{CampaignSort, SortDirection};
-use crate::{Error, Result};
+use crate::{Error, ErrorCode, Result};
 
 /// What a database's error means for the caller, as its dialect reads the
 /// codes (`fault` in `store/sqlite/dialect.rs` and
@@ -74,8 +74,7 @@ pub(crate) fn db_error(e: sqlx::Error) -> Error {
             // but text the database cannot store is the caller's, not a 500.
             Fault::Unstorable => {
                 return Error::new(
-                    crate::ErrorKind::Validation,
-                    "invalid_text",
+                    ErrorCode::InvalidText,
                     "text must not contain the NUL character (U+0000)",
                 )
             }
@@ -108,8 +107,8 @@ pub(crate) fn corrupt(what: &str, detail: impl std::fmt::Display) -> Error {
 
 /// The conflict of a second campaign with the same `refCode`.
 pub(crate) fn duplicate_ref_code(campaign: &Campaign) -> Error {
-    Error::conflict(
-        "duplicate_ref_code",
+    Error::new(
+        ErrorCode::DuplicateRefCode,
         format!(
             "a campaign with refCode {:?} already exists in this project",
             campaign.ref_code
@@ -120,20 +119,23 @@ pub(crate) fn duplicate_ref_code(campaign: &Campaign) -> Error {
 /// The conflict of an update naming a version that is no longer stored
 /// (the memory store's wording).
 pub(crate) fn stale_version(stored: i64, expected: i64) -> Error {
-    Error::conflict(
-        "stale_version",
+    Error::new(
+        ErrorCode::StaleVersion,
         format!("the campaign is at version {stored}, not {expected}; reload it and apply the change again"),
     )
 }
 
 /// A missing campaign on update.
 pub(crate) fn campaign_not_found() -> Error {
-    Error::not_found("campaign_not_found", "no such campaign")
+    Error::new(ErrorCode::CampaignNotFound, "no such campaign")
 }
 
 /// The conflict of a second campaign with the same id.
 pub(crate) fn duplicate_id() -> Error {
-    Error::conflict("duplicate_id", "a campaign with this id already exists")
+    Error::new(
+        ErrorCode::DuplicateId,
+        "a campaign with this id already exists",
+    )
 }
 
 /// A quota as stored in the `quotas` JSON column. The limit is kept as a

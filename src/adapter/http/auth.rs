@@ -37,7 +37,8 @@ use jwks::parse_jwks;
 use serde::{Deserialize, Serialize};
 
 use super::error::ApiError;
-use crate::{Error, ErrorKind};
+use crate::Error;
+use crate::ErrorCode;
 
 /// The scopes of the API.
 pub mod scope {
@@ -125,7 +126,7 @@ impl std::fmt::Debug for Auth {
 }
 
 fn key_error(message: impl Into<String>) -> Error {
-    Error::new(ErrorKind::Validation, "invalid_jwt_key", message)
+    Error::new(ErrorCode::InvalidJwtKey, message)
 }
 
 impl Auth {

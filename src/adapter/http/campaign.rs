@@ -67,7 +67,11 @@ fn campaign_example() -> serde_json::Value {
 }
 
 fn campaign_id(path: &PathParams) -> Result<uuid::Uuid, ApiError> {
-    path_uuid(path.get("id"), "campaign_not_found", "campaign")
+    path_uuid(
+        path.get("id"),
+        crate::ErrorCode::CampaignNotFound,
+        "campaign",
+    )
 }
 
 /// Matches campaigns and attributes: the benefits that apply.
@@ -224,7 +228,11 @@ pub(crate) async fn cancel_redemption<S: HttpStore>(
     State(api): State<Api<S>>,
     path: PathParams,
 ) -> Result<Json<Redemption>, ApiError> {
-    let id = path_uuid(path.get("id"), "redemption_not_found", "redemption")?;
+    let id = path_uuid(
+        path.get("id"),
+        crate::ErrorCode::RedemptionNotFound,
+        "redemption",
+    )?;
     Ok(Json(
         api.campaigns.cancel_redemption(path.project(), id).await?,
     ))

@@ -24,6 +24,7 @@ use super::extract::{JsonBody, MountPrefix, PathParams, QueryParams};
 use super::{Api, HttpStore};
 use crate::core::consent::{ContentQuery, ContentType, Envelope, ReducedEnvelope};
 use crate::Error;
+use crate::ErrorCode;
 
 /// The body of a create or replace: the attributes of the content.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -50,7 +51,7 @@ fn with_etag(mut res: Response, version: i64) -> Response {
 }
 
 fn invalid_if_match(message: impl Into<String>) -> Error {
-    Error::bad_request("invalid_if_match", message)
+    Error::new(ErrorCode::InvalidIfMatch, message)
 }
 
 /// The version a replace names: `If-Match: "3"` (the `ETag` of a read),

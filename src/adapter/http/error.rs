@@ -15,7 +15,7 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 
-use crate::{Error, ErrorKind, FieldError};
+use crate::{Error, ErrorCode, ErrorKind, FieldError};
 
 /// The media type of every error response.
 pub const PROBLEM_JSON: &str = "application/problem+json";
@@ -29,7 +29,8 @@ pub struct Problem {
     /// A URI naming the problem type: `urn:accord:problem:<code>`.
     #[serde(rename = "type")]
     pub problem_type: String,
-    /// The HTTP reason phrase of the status.
+    /// The title of the code (docs/errors.md), the same for every
+    /// occurrence.
     pub title: String,
     /// The HTTP status.
     pub status: u16,
@@ -44,51 +45,27 @@ pub struct Problem {
     pub errors: Vec<FieldError>,
 }
 
-/// The HTTP status of an error class. Each [`ErrorKind`] maps to exactly one
-/// status, here and nowhere else.
+/// The HTTP status of an error class: [`ErrorKind::status`], the one map.
 pub fn status_of(kind: ErrorKind) -> StatusCode {
-    match kind {
-        ErrorKind::BadRequest => StatusCode::BAD_REQUEST,
-        ErrorKind::Validation => StatusCode::UNPROCESSABLE_ENTITY,
-        ErrorKind::NotFound => StatusCode::NOT_FOUND,
-        ErrorKind::Conflict => StatusCode::CONFLICT,
-        ErrorKind::LimitExceeded => StatusCode::PAYLOAD_TOO_LARGE,
-        ErrorKind::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
-        // `ErrorKind` is non-exhaustive: a class added later is a 500 until
-        // it is given its status here.
-        _ => StatusCode::INTERNAL_SERVER_ERROR,
-    }
+    StatusCode::from_u16(kind.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
 }
 
-/// An error response of the HTTP adapter (boxed: it travels in every
-/// `Result` of the handlers).
+/// An error response of the HTTP adapter: an [`Error`] and the headers that
+/// go with it (boxed: it travels in every `Result` of the handlers).
 #[derive(Debug)]
 pub struct ApiError(Box<Inner>);
 
 #[derive(Debug)]
 struct Inner {
-    status: StatusCode,
-    code: &'static str,
-    detail: String,
-    errors: Vec<FieldError>,
+    error: Error,
     www_authenticate: Option<String>,
     /// Seconds to wait, for a 429.
     retry_after: Option<u64>,
-    /// The library error this came from, kept for the log of a 5xx.
-    cause: Option<Error>,
 }
 
 impl ApiError {
-    fn new(status: StatusCode, code: &'static str, detail: impl Into<String>) -> Self {
-        ApiError(Box::new(Inner {
-            status,
-            code,
-            detail: detail.into(),
-            errors: Vec::new(),
-            www_authenticate: None,
-            retry_after: None,
-            cause: None,
-        }))
+    fn new(code: ErrorCode, detail: impl Into<String>) -> Self {
+        Error::new(code, detail).into()
     }
 
     /// Too many requests for the project or the token: 429 with
@@ -96,8 +73,7 @@ impl ApiError {
     pub(crate) fn rate_limited(limit: &str, retry_after: std::time::Duration) -> Self {
         let secs = retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0);
         let mut e = ApiError::new(
-            StatusCode::TOO_MANY_REQUESTS,
-            "rate_limited",
+            ErrorCode::RateLimited,
             format!(
                 "too many requests for this {limit}; retry after {} s",
                 secs.max(1)
@@ -109,7 +85,7 @@ impl ApiError {
 
     #[must_use]
     fn with_errors(mut self, errors: Vec<FieldError>) -> Self {
-        self.0.errors = errors;
+        self.0.error = self.0.error.with_fields(errors);
         self
     }
 
@@ -121,12 +97,12 @@ impl ApiError {
 
     /// The HTTP status.
     pub fn status(&self) -> StatusCode {
-        self.0.status
+        status_of(self.0.error.kind())
     }
 
     /// The stable code.
     pub fn code(&self) -> &'static str {
-        self.0.code
+        self.0.error.code()
     }
 
     /// No usable credentials: 401 with `WWW-Authenticate: Bearer`, and
@@ -134,20 +110,22 @@ impl ApiError {
     pub(crate) fn unauthorized(token_given: bool, detail: impl Into<String>) -> Self {
         let (code, challenge) = if token_given {
             (
-                "invalid_token",
+                ErrorCode::InvalidToken,
                 r#"Bearer realm="accord", error="invalid_token""#.to_owned(),
             )
         } else {
-            ("unauthorized", r#"Bearer realm="accord""#.to_owned())
+            (
+                ErrorCode::Unauthorized,
+                r#"Bearer realm="accord""#.to_owned(),
+            )
         };
-        ApiError::new(StatusCode::UNAUTHORIZED, code, detail).with_challenge(challenge)
+        ApiError::new(code, detail).with_challenge(challenge)
     }
 
     /// The token is valid but not for this project.
     pub(crate) fn project_forbidden() -> Self {
         ApiError::new(
-            StatusCode::FORBIDDEN,
-            "project_forbidden",
+            ErrorCode::ProjectForbidden,
             "the token does not grant access to this project",
         )
     }
@@ -156,8 +134,7 @@ impl ApiError {
     pub(crate) fn insufficient_scope(missing: &[&str]) -> Self {
         let needed = missing.join(" ");
         ApiError::new(
-            StatusCode::FORBIDDEN,
-            "insufficient_scope",
+            ErrorCode::InsufficientScope,
             format!("the token lacks the scope(s): {needed}"),
         )
         .with_challenge(format!(
@@ -168,8 +145,7 @@ impl ApiError {
     /// A request body that is not JSON (or has no `Content-Type`).
     pub(crate) fn unsupported_media_type() -> Self {
         ApiError::new(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "unsupported_media_type",
+            ErrorCode::UnsupportedMediaType,
             "the request body must be JSON, sent with Content-Type: application/json",
         )
     }
@@ -177,33 +153,27 @@ impl ApiError {
     /// A request body over the size limit.
     pub(crate) fn payload_too_large(limit: usize) -> Self {
         ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "payload_too_large",
+            ErrorCode::PayloadTooLarge,
             format!("the request body exceeds the limit of {limit} bytes"),
         )
     }
 
     /// A route that needs a body got none.
     pub(crate) fn body_required() -> Self {
-        ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "body_required",
-            "this request needs a JSON body",
-        )
+        ApiError::new(ErrorCode::BodyRequired, "this request needs a JSON body")
     }
 
     /// The body could not be read from the connection.
     pub(crate) fn unreadable_body() -> Self {
         ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "unreadable_body",
+            ErrorCode::UnreadableBody,
             "the request body could not be read",
         )
     }
 
     /// Not JSON at all (syntax error, trailing characters, bad UTF-8).
     pub(crate) fn malformed_json(detail: impl Into<String>) -> Self {
-        ApiError::new(StatusCode::BAD_REQUEST, "malformed_json", detail)
+        ApiError::new(ErrorCode::MalformedJson, detail)
     }
 
     /// JSON of the wrong shape: a value of the wrong type at `field`.
@@ -213,35 +183,36 @@ impl ApiError {
         } else {
             format!("the request body has the wrong shape at {field}: {message}")
         };
-        ApiError::new(StatusCode::BAD_REQUEST, "invalid_json", detail)
-            .with_errors(vec![FieldError::new(field, "invalid_type", message)])
+        ApiError::new(ErrorCode::InvalidJson, detail).with_errors(vec![FieldError::new(
+            field,
+            ErrorCode::InvalidType,
+            message,
+        )])
     }
 
     /// A malformed query or path parameter.
     pub(crate) fn invalid_parameter(name: &str, message: impl Into<String>) -> Self {
         let message = message.into();
         ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "invalid_parameter",
+            ErrorCode::InvalidParameter,
             format!("parameter {name}: {message}"),
         )
-        .with_errors(vec![FieldError::new(name, "invalid_parameter", message)])
+        .with_errors(vec![FieldError::new(
+            name,
+            ErrorCode::InvalidParameter,
+            message,
+        )])
     }
 
     /// No route has this path.
     pub(crate) fn route_not_found() -> Self {
-        ApiError::new(
-            StatusCode::NOT_FOUND,
-            "route_not_found",
-            "no route has this path",
-        )
+        ApiError::new(ErrorCode::RouteNotFound, "no route has this path")
     }
 
     /// The path exists, the method does not.
     pub(crate) fn method_not_allowed() -> Self {
         ApiError::new(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "method_not_allowed",
+            ErrorCode::MethodNotAllowed,
             "this path does not accept this method",
         )
     }
@@ -250,8 +221,7 @@ impl ApiError {
     /// limit.
     pub(crate) fn uri_too_long(limit: usize) -> Self {
         ApiError::new(
-            StatusCode::URI_TOO_LONG,
-            "uri_too_long",
+            ErrorCode::UriTooLong,
             format!("the request target (path and query) exceeds {limit} bytes"),
         )
     }
@@ -259,8 +229,7 @@ impl ApiError {
     /// The body did not arrive within the body read timeout.
     pub(crate) fn body_timeout() -> Self {
         ApiError::new(
-            StatusCode::REQUEST_TIMEOUT,
-            "body_timeout",
+            ErrorCode::BodyTimeout,
             "the request body did not arrive in time",
         )
     }
@@ -269,103 +238,86 @@ impl ApiError {
     /// request, before any route sees it (see `super::serve`): a head that
     /// is not HTTP (400), too long a target (414) or head (431), a head
     /// that did not arrive in time (408), a connection over the cap (503).
+    /// Any other status the HTTP layer refuses with is answered as a 400.
     pub(crate) fn http_layer(status: StatusCode) -> Self {
-        let (code, detail) = match status.as_u16() {
-            400 => (
-                "malformed_request",
-                "the request is not valid HTTP/1.1".to_owned(),
+        const REFUSALS: [ErrorCode; 5] = [
+            ErrorCode::MalformedRequest,
+            ErrorCode::HeadTimeout,
+            ErrorCode::UriTooLong,
+            ErrorCode::HeaderFieldsTooLarge,
+            ErrorCode::TooManyConnections,
+        ];
+        let code = REFUSALS
+            .into_iter()
+            .find(|c| c.kind().status() == status.as_u16())
+            .unwrap_or(ErrorCode::MalformedRequest);
+        let detail = match code {
+            ErrorCode::HeadTimeout => "the request head did not arrive in time".to_owned(),
+            ErrorCode::UriTooLong => "the request target (path and query) is too long".to_owned(),
+            ErrorCode::HeaderFieldsTooLarge => format!(
+                "the request head exceeds {} bytes or {} header fields",
+                super::MAX_HEAD_BYTES,
+                super::MAX_HEADERS
             ),
-            408 => (
-                "head_timeout",
-                "the request head did not arrive in time".to_owned(),
-            ),
-            414 => (
-                "uri_too_long",
-                "the request target (path and query) is too long".to_owned(),
-            ),
-            431 => (
-                "header_fields_too_large",
-                format!(
-                    "the request head exceeds {} bytes or {} header fields",
-                    super::MAX_HEAD_BYTES,
-                    super::MAX_HEADERS
-                ),
-            ),
-            503 => (
-                "too_many_connections",
-                "the server holds as many connections as it may; retry later".to_owned(),
-            ),
-            _ => ("bad_request", "the request was refused".to_owned()),
+            ErrorCode::TooManyConnections => {
+                "the server holds as many connections as it may; retry later".to_owned()
+            }
+            _ => "the request is not valid HTTP/1.1".to_owned(),
         };
-        ApiError::new(status, code, detail)
+        ApiError::new(code, detail)
     }
 
     /// A bug: a handler panicked.
     pub(crate) fn panicked() -> Self {
-        ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "internal",
-            "internal error",
-        )
+        ApiError::new(ErrorCode::Internal, "internal error")
     }
 
     /// The problem object of this error.
     pub fn problem(&self) -> Problem {
-        let e = &self.0;
+        let e = &self.0.error;
+        let code = e.error_code();
+        // The messages of `Internal` and `Unavailable` are generic by
+        // construction (`Error::internal`); the cause stays in the error,
+        // for the log.
+        let detail = match e.kind() {
+            ErrorKind::Unavailable => "the service is unavailable; retry later".to_owned(),
+            ErrorKind::Internal => "internal error".to_owned(),
+            _ => e.message().to_owned(),
+        };
         Problem {
-            problem_type: format!("urn:accord:problem:{}", e.code),
-            title: e.status.canonical_reason().unwrap_or("Error").to_owned(),
-            status: e.status.as_u16(),
-            detail: e.detail.clone(),
-            code: e.code.to_owned(),
-            errors: e.errors.clone(),
+            problem_type: format!("urn:accord:problem:{code}"),
+            title: code.title().to_owned(),
+            status: code.kind().status(),
+            detail,
+            code: code.as_str().to_owned(),
+            errors: e.fields().to_vec(),
         }
     }
 }
 
 impl From<Error> for ApiError {
-    fn from(err: Error) -> Self {
-        let status = status_of(err.kind());
-        // The messages of `Internal` and `Unavailable` are generic by
-        // construction (`Error::internal`); the cause stays in `cause`.
-        let detail = if status.is_server_error() {
-            match err.kind() {
-                ErrorKind::Unavailable => "the service is unavailable; retry later".to_owned(),
-                _ => "internal error".to_owned(),
-            }
-        } else {
-            err.message().to_owned()
-        };
+    fn from(error: Error) -> Self {
         ApiError(Box::new(Inner {
-            status,
-            code: if status == StatusCode::INTERNAL_SERVER_ERROR {
-                "internal"
-            } else {
-                err.code()
-            },
-            detail,
-            errors: err.fields().to_vec(),
+            error,
             www_authenticate: None,
             retry_after: None,
-            cause: Some(err),
         }))
     }
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let status = self.0.status;
-        if status.is_server_error() {
-            // Operators need the cause; clients never see it.
-            match &self.0.cause {
-                Some(cause) if status == StatusCode::SERVICE_UNAVAILABLE => {
-                    tracing::warn!(code = cause.code(), error = %cause, "store unavailable");
-                }
-                Some(cause) => {
-                    tracing::error!(code = cause.code(), error = %cause, "internal error");
-                }
-                None => {}
+        let status = self.status();
+        // Operators need the cause; clients never see it.
+        let cause = &self.0.error;
+        match cause.kind() {
+            ErrorKind::Unavailable => {
+                tracing::warn!(code = cause.code(), error = %cause, "store unavailable");
             }
+            ErrorKind::Internal => {
+                tracing::error!(code = cause.code(), error = %cause, "internal error");
+            }
+            _ => {}
         }
         let body = serde_json::to_vec(&self.problem()).unwrap_or_default();
         let mut res = (status, body).into_response();
@@ -417,19 +369,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_kind_has_one_status() {
-        let cases = [
-            (ErrorKind::BadRequest, 400),
-            (ErrorKind::Validation, 422),
-            (ErrorKind::NotFound, 404),
-            (ErrorKind::Conflict, 409),
-            (ErrorKind::LimitExceeded, 413),
-            (ErrorKind::Unavailable, 503),
-            (ErrorKind::Internal, 500),
-        ];
-        for (kind, status) in cases {
-            assert_eq!(status_of(kind).as_u16(), status, "{kind:?}");
+    fn every_code_has_a_status_a_title_and_a_problem() {
+        for &code in ErrorCode::ALL {
+            let status = status_of(code.kind());
+            assert_eq!(status.as_u16(), code.kind().status(), "{code}");
+            assert!(
+                status.is_client_error() || status.is_server_error(),
+                "{code}"
+            );
+            let p = ApiError::from(Error::new(code, "x")).problem();
+            assert_eq!(p.code, code.as_str());
+            assert_eq!(p.title, code.title());
+            assert_eq!(p.problem_type, format!("urn:accord:problem:{code}"));
         }
+    }
+
+    #[test]
+    fn the_http_layer_refusals_keep_their_status() {
+        for status in [400, 408, 414, 431, 503] {
+            let status = StatusCode::from_u16(status).unwrap();
+            assert_eq!(ApiError::http_layer(status).status(), status);
+        }
+        let other = ApiError::http_layer(StatusCode::IM_A_TEAPOT);
+        assert_eq!(other.code(), "malformed_request");
     }
 
     #[test]
@@ -447,14 +409,14 @@ mod tests {
     #[test]
     fn validation_keeps_every_field() {
         let err = Error::validation(vec![
-            FieldError::new("name", "required", "is required"),
-            FieldError::new("refCode", "required", "is required"),
+            FieldError::new("name", ErrorCode::Required, "is required"),
+            FieldError::new("refCode", ErrorCode::Required, "is required"),
         ]);
         let p = ApiError::from(err).problem();
         assert_eq!(p.status, 422);
         assert_eq!(p.code, "validation_failed");
         assert_eq!(p.errors.len(), 2);
         assert_eq!(p.problem_type, "urn:accord:problem:validation_failed");
-        assert_eq!(p.title, "Unprocessable Entity");
+        assert_eq!(p.title, "Validation failed");
     }
 }

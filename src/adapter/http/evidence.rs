@@ -23,6 +23,7 @@ use crate::core::consent::evidence::{HistoryQuery, SubjectEvent};
 use crate::core::consent::ledger::LedgerReport;
 use crate::core::consent::receipt::{self, ConsentReceipt, EntryRef};
 use crate::core::consent::{ContentRecord, Envelope, SubjectState};
+use crate::core::error::ErrorCode;
 use crate::service::consent::SubjectExport;
 
 /// One stored version of a content record: its number beside the
@@ -433,8 +434,8 @@ pub(crate) async fn receipt<S: HttpStore>(
         })?),
     };
     let Some((signer, controller)) = api.receipts.as_deref() else {
-        return Err(crate::Error::conflict(
-            "receipts_not_configured",
+        return Err(crate::Error::new(
+            ErrorCode::ReceiptsNotConfigured,
             "receipts need a signing key in the server's configuration",
         )
         .into());
@@ -444,8 +445,8 @@ pub(crate) async fn receipt<S: HttpStore>(
         .acceptance_with_entry(path.project(), path.get("id"), version)
         .await?;
     let entry = entry.as_deref().and_then(EntryRef::parse).ok_or_else(|| {
-        crate::Error::not_found(
-            "receipt_not_found",
+        crate::Error::new(
+            ErrorCode::ReceiptNotFound,
             "this acceptance was recorded before the ledger and has no receipt",
         )
     })?;

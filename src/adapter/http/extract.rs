@@ -11,6 +11,7 @@ use uuid::Uuid;
 use super::error::ApiError;
 use crate::store::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};
 use crate::Error;
+use crate::ErrorCode;
 
 /// Largest request body, in bytes (1 MiB).
 pub const MAX_BODY_BYTES: usize = 1 << 20;
@@ -118,15 +119,19 @@ fn json_error(path: String, err: &serde_json::Error) -> ApiError {
                     format!("{path}.{name}")
                 };
                 let message = format!("{name} is required");
-                return Error::validation(vec![crate::FieldError::new(field, "required", message)])
-                    .into();
+                return Error::validation(vec![crate::FieldError::new(
+                    field,
+                    ErrorCode::Required,
+                    message,
+                )])
+                .into();
             }
             // A number no decimal holds exactly is a valid JSON value that
             // the API refuses: 422 at the field, as validation answers.
             if message.starts_with(crate::core::wire::decimal_number::NOT_EXACT) {
                 return Error::validation(vec![crate::FieldError::new(
                     path,
-                    "invalid_number",
+                    ErrorCode::InvalidNumber,
                     message,
                 )])
                 .into();
@@ -295,11 +300,11 @@ impl PathParams {
 /// resource: 404 with the resource's code.
 pub(crate) fn path_uuid(
     raw: &str,
-    not_found_code: &'static str,
+    not_found_code: crate::ErrorCode,
     what: &str,
 ) -> Result<Uuid, ApiError> {
     Uuid::parse_str(raw).map_err(|_| {
-        Error::not_found(not_found_code, format!("no {what} {raw:?} in this project")).into()
+        Error::new(not_found_code, format!("no {what} {raw:?} in this project")).into()
     })
 }
 

@@ -367,8 +367,7 @@ pub fn cors_layer(origins: &[String]) -> crate::Result<tower_http::cors::CorsLay
                 .filter(|_| valid);
             list.push(value.ok_or_else(|| {
                 crate::Error::new(
-                    crate::ErrorKind::Validation,
-                    "invalid_cors_origin",
+                    crate::ErrorCode::InvalidCorsOrigin,
                     format!("{origin:?} is not an origin (https://host[:port]) nor *"),
                 )
             })?);

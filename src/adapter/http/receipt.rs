@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use crate::core::consent::ledger::{self, LedgerHead};
 use crate::core::consent::receipt::{ConsentReceipt, EntryRef};
+use crate::core::error::ErrorCode;
 use crate::Error;
 
 /// The key that signs receipts, and the public keys of earlier signing
@@ -32,9 +33,8 @@ impl ReceiptSigner {
     /// A signer from a 32-byte Ed25519 seed (the private key); `kid` is the
     /// first 16 hex digits of the SHA-256 of the public key.
     pub fn from_seed(seed: &[u8]) -> Result<Self, Error> {
-        let pair = Ed25519KeyPair::from_seed_unchecked(seed).map_err(|_| {
-            Error::bad_request("invalid_receipt_key", "an Ed25519 seed is 32 bytes")
-        })?;
+        let pair = Ed25519KeyPair::from_seed_unchecked(seed)
+            .map_err(|_| Error::new(ErrorCode::InvalidReceiptKey, "an Ed25519 seed is 32 bytes"))?;
         let kid = kid_of(pair.public_key().as_ref());
         Ok(ReceiptSigner {
             pair,
@@ -55,8 +55,8 @@ impl ReceiptSigner {
     /// listed, is not listed twice.
     pub fn with_retired_key(mut self, public_key: &[u8]) -> Result<Self, Error> {
         if public_key.len() != 32 {
-            return Err(Error::bad_request(
-                "invalid_receipt_key",
+            return Err(Error::new(
+                ErrorCode::InvalidReceiptKey,
                 "an Ed25519 public key is 32 bytes",
             ));
         }

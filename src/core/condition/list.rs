@@ -21,7 +21,25 @@ pub struct ListError {
     /// The source list.
     pub source: String,
     /// `in_list_syntax` or `in_list_too_long`.
-    pub code: &'static str,
+    pub code: crate::ErrorCode,
+}
+
+impl ListError {
+    /// The byte range of the fault: the character at [`offset`](Self::offset),
+    /// or the empty range at the end of the source.
+    pub fn span(&self) -> std::ops::Range<usize> {
+        let start = self.offset.min(self.source.len());
+        let width = self.source[start..]
+            .chars()
+            .next()
+            .map_or(0, char::len_utf8);
+        start..start + width
+    }
+
+    /// The problem of the condition value at `field`, with the span.
+    pub fn to_field_error(&self, field: String) -> crate::FieldError {
+        crate::FieldError::new(field, self.code, self.to_string()).with_span(self.span())
+    }
 }
 
 impl fmt::Display for ListError {
@@ -47,7 +65,7 @@ pub fn parse_list(source: &str) -> Result<Vec<String>, ListError> {
         message: message.to_owned(),
         offset,
         source: source.to_owned(),
-        code: "in_list_syntax",
+        code: crate::ErrorCode::InListSyntax,
     };
     let bytes = source.as_bytes();
     let mut i = skip_ws(bytes, 0);
@@ -87,7 +105,7 @@ pub fn parse_list(source: &str) -> Result<Vec<String>, ListError> {
         values.push(value);
         if values.len() > MAX_IN_VALUES {
             return Err(ListError {
-                code: "in_list_too_long",
+                code: crate::ErrorCode::InListTooLong,
                 ..err(start, &format!("the list has more than {MAX_IN_VALUES} values; tag the items and use `contains`"))
             });
         }

@@ -42,6 +42,7 @@ use regex::{Regex, RegexBuilder};
 use rust_decimal::Decimal;
 
 use crate::core::campaign::{Condition, ConditionType, Op, ValueType};
+use crate::core::error::ErrorCode;
 use crate::core::error::FieldError;
 use crate::core::hash::FxHashSet;
 use crate::core::wire::parse_decimal;
@@ -293,7 +294,7 @@ pub fn compile(c: &Condition, path: &str) -> Result<CompiledCondition, Vec<Field
     if !c.value_type.is_known() {
         problems.push(FieldError::new(
             format!("{path}.valueType"),
-            "invalid_enum",
+            ErrorCode::InvalidEnum,
             format!(
                 "unknown valueType {:?}; expected one of {}",
                 c.value_type.as_str(),
@@ -304,7 +305,7 @@ pub fn compile(c: &Condition, path: &str) -> Result<CompiledCondition, Vec<Field
     if c.value.len() > MAX_VALUE_LEN {
         problems.push(FieldError::new(
             format!("{path}.value"),
-            "too_long",
+            ErrorCode::TooLong,
             format!("the value is longer than {MAX_VALUE_LEN} bytes"),
         ));
     }
@@ -348,7 +349,7 @@ pub fn compile(c: &Condition, path: &str) -> Result<CompiledCondition, Vec<Field
                             }
                             None => problems.push(FieldError::new(
                                 value_path(),
-                                "invalid_number",
+                                ErrorCode::InvalidNumber,
                                 format!(
                                     "{v:?} in the list is not a number, and valueType is NUMBER"
                                 ),
@@ -361,7 +362,7 @@ pub fn compile(c: &Condition, path: &str) -> Result<CompiledCondition, Vec<Field
                     values.into_iter().map(String::into_boxed_str).collect(),
                 )),
                 Err(e) => {
-                    problems.push(FieldError::new(value_path(), e.code, e.to_string()));
+                    problems.push(e.to_field_error(value_path()));
                     None
                 }
             };
@@ -374,7 +375,7 @@ pub fn compile(c: &Condition, path: &str) -> Result<CompiledCondition, Vec<Field
         Op::Unknown(op) => {
             problems.push(FieldError::new(
                 format!("{path}.op"),
-                "invalid_enum",
+                ErrorCode::InvalidEnum,
                 format!("unknown op {op:?}; expected one of {}", Op::expected()),
             ));
             (None, false)
@@ -395,7 +396,7 @@ fn target(c: &Condition, path: &str, problems: &mut Vec<FieldError>) -> Option<T
     let bad_attr = |problems: &mut Vec<FieldError>, allowed: &str| {
         problems.push(FieldError::new(
             format!("{path}.attribute"),
-            "invalid_attribute",
+            ErrorCode::InvalidAttribute,
             format!(
                 "attribute {attr:?} is not allowed for type {:?}; allowed: {allowed}",
                 c.kind.as_str()
@@ -420,14 +421,14 @@ fn target(c: &Condition, path: &str, problems: &mut Vec<FieldError>) -> Option<T
             if attr.is_empty() {
                 problems.push(FieldError::new(
                     format!("{path}.attribute"),
-                    "required",
+                    ErrorCode::Required,
                     "attribute is required",
                 ));
                 None
             } else if attr.len() > 256 {
                 problems.push(FieldError::new(
                     format!("{path}.attribute"),
-                    "too_long",
+                    ErrorCode::TooLong,
                     "attribute names are at most 256 bytes",
                 ));
                 None
@@ -438,7 +439,7 @@ fn target(c: &Condition, path: &str, problems: &mut Vec<FieldError>) -> Option<T
         ConditionType::Unknown(t) => {
             problems.push(FieldError::new(
                 format!("{path}.type"),
-                "invalid_enum",
+                ErrorCode::InvalidEnum,
                 format!(
                     "unknown condition type {t:?}; expected one of {}",
                     ConditionType::expected()
@@ -461,7 +462,7 @@ fn scalar_test(
         if parsed.is_none() {
             problems.push(FieldError::new(
                 value_path(),
-                "invalid_number",
+                ErrorCode::InvalidNumber,
                 format!("{:?} is not a number, and valueType is NUMBER", c.value),
             ));
         }
@@ -519,7 +520,7 @@ fn regex_test(
     if pattern.len() > MAX_PATTERN_LEN {
         problems.push(FieldError::new(
             value_path(),
-            "too_long",
+            ErrorCode::TooLong,
             format!("the pattern is longer than {MAX_PATTERN_LEN} bytes"),
         ));
         return None;
@@ -532,7 +533,11 @@ fn regex_test(
                 Err(inner) => inner.to_string(),
                 Ok(_) => e.to_string(),
             };
-            problems.push(FieldError::new(value_path(), "invalid_regex", detail));
+            problems.push(FieldError::new(
+                value_path(),
+                ErrorCode::InvalidRegex,
+                detail,
+            ));
             None
         }
     }

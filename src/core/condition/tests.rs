@@ -148,7 +148,7 @@ fn problems(c: &Condition) -> Vec<(String, String)> {
     compile(c, "rules[0].when[0].conditions[1]")
         .unwrap_err()
         .into_iter()
-        .map(|e| (e.field, e.code))
+        .map(|e| (e.field, e.code.to_string()))
         .collect()
 }
 

@@ -20,6 +20,7 @@ use super::content::{ContentRecord, ContentType};
 use super::integrity::{self, InForce};
 use super::model::{Consent, PrivacyNotice};
 use super::validate::{self, Form};
+use crate::core::error::ErrorCode;
 use crate::core::error::{FieldError, Problems};
 
 /// One rule a stored version breaks.
@@ -64,7 +65,7 @@ fn report(out: &mut Vec<Finding>, record: &ContentRecord, problems: Problems) {
                 id: record.id.clone(),
                 version: record.version,
                 field: f.field,
-                code: f.code,
+                code: f.code.as_str().to_owned(),
                 message: f.message,
             }),
     );
@@ -108,7 +109,7 @@ pub fn check(histories: &Histories) -> Vec<Finding> {
                 let mut p = Problems::new();
                 p.push(
                     "data.privacyNoticeRef",
-                    "unknown_privacy_notice",
+                    ErrorCode::UnknownPrivacyNotice,
                     format!("there was no privacy notice {notice:?} in this project"),
                 );
                 report(&mut out, v, p);
@@ -172,7 +173,7 @@ fn check_acceptance(
     match InForce::from_versions(consent_then, notice_then) {
         None => problems.push(
             "data.consentId",
-            "unknown_consent",
+            ErrorCode::UnknownConsent,
             format!("there was no consent {consent_id:?} in this project"),
         ),
         Some(in_force) => {
@@ -185,7 +186,7 @@ fn check_acceptance(
                 if first.data.get(k).is_none_or(Value::is_null) {
                     problems.push(
                         format!("data.{k}"),
-                        "evidence_missing",
+                        ErrorCode::EvidenceMissing,
                         format!("the acceptance does not record its {k}"),
                     );
                 }
@@ -210,7 +211,7 @@ fn check_acceptance(
             {
                 problems.push(
                     format!("data.{k}"),
-                    "immutable",
+                    ErrorCode::Immutable,
                     format!("an acceptance's {k} is evidence; this version dropped it"),
                 );
             }

@@ -14,7 +14,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use crate::{Error, Result};
+use crate::{Error, ErrorCode, Result};
 
 /// A content type of the content store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -68,8 +68,8 @@ impl ContentType {
     /// [`NotFound`](crate::ErrorKind::NotFound) `content_type_not_found`.
     pub fn from_path(s: &str) -> Result<Self> {
         ContentType::parse(s).ok_or_else(|| {
-            Error::not_found(
-                "content_type_not_found",
+            Error::new(
+                ErrorCode::ContentTypeNotFound,
                 format!("there is no content type {s:?}"),
             )
         })

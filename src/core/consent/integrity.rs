@@ -27,6 +27,7 @@ use serde_json::{Map, Value};
 
 use super::content::{format_time, get_i64, get_str, get_strings, get_time, ContentRecord};
 use super::model::{AcceptanceStatus, Consent, NoticeStatus, PrivacyNotice};
+use crate::core::error::ErrorCode;
 use crate::core::error::Problems;
 use crate::core::limits::MAX_CLOCK_SKEW_SECONDS;
 
@@ -84,10 +85,10 @@ pub fn revision_since(versions: &[ContentRecord]) -> Option<DateTime<Utc>> {
 pub fn not_offered(
     consent: &Consent,
     notice: Option<&PrivacyNotice>,
-) -> Option<(&'static str, String)> {
+) -> Option<(ErrorCode, String)> {
     if !consent.is_published() {
         return Some((
-            "consent_not_published",
+            ErrorCode::ConsentNotPublished,
             format!(
                 "consent {:?} is {}, only PUBLISHED consents can be accepted",
                 consent.id, consent.status
@@ -97,14 +98,14 @@ pub fn not_offered(
     match notice {
         Some(n) if n.status == NoticeStatus::Published => None,
         Some(n) => Some((
-            "privacy_notice_not_published",
+            ErrorCode::PrivacyNoticeNotPublished,
             format!(
                 "the privacy notice {:?} of consent {:?} is {}; a consent is offered only with a PUBLISHED notice",
                 n.id, consent.id, n.status
             ),
         )),
         None => Some((
-            "privacy_notice_not_published",
+            ErrorCode::PrivacyNoticeNotPublished,
             format!(
                 "consent {:?} names privacy notice {:?}, which does not exist",
                 consent.id, consent.privacy_notice_ref
@@ -130,7 +131,7 @@ pub fn unknown_purposes<'a>(
         if !consent.purposes.iter().any(|p| p == code) {
             problems.push(
                 format!("{path}[{i}]"),
-                "unknown_purpose",
+                ErrorCode::UnknownPurpose,
                 format!("{code:?} is not a purpose of consent {:?}", consent.id),
             );
         }
@@ -162,7 +163,7 @@ pub fn acceptance_create(
         if app != consent.application {
             problems.push(
                 "data.consentApplication",
-                "consent_not_in_app",
+                ErrorCode::ConsentNotInApp,
                 format!(
                     "consent {:?} belongs to application {:?}, not {app:?}",
                     consent.id, consent.application
@@ -183,7 +184,7 @@ pub fn acceptance_create(
     {
         problems.push(
             "data.status",
-            "invalid_transition",
+            ErrorCode::InvalidTransition,
             "an acceptance is created ACCEPTED; withdraw it afterwards with a PUT of status WITHDRAWN",
         );
     }
@@ -212,7 +213,7 @@ pub fn acceptance_create(
             Some(sent) if *sent == value => {}
             Some(sent) => problems.push(
                 format!("data.{name}"),
-                "evidence_mismatch",
+                ErrorCode::EvidenceMismatch,
                 format!("must be {value} ({why}) or be left out; found {sent}"),
             ),
         }
@@ -225,7 +226,7 @@ pub fn acceptance_create(
         Some(sent) if *sent == received => {}
         Some(_) => problems.push(
             "data.receivedDate",
-            "evidence_mismatch",
+            ErrorCode::EvidenceMismatch,
             "receivedDate is when the server received the acceptance; leave it out",
         ),
     }
@@ -246,7 +247,7 @@ fn check_dates(
     if accepted > now + clock_skew() {
         problems.push(
             "data.acceptanceDate",
-            "in_future",
+            ErrorCode::InFuture,
             format!(
                 "{} is in the future (the server's clock reads {}; up to {} seconds ahead are accepted)",
                 format_time(accepted),
@@ -258,7 +259,7 @@ fn check_dates(
     if accepted < in_force.revision_since - clock_skew() {
         problems.push(
             "data.acceptanceDate",
-            "before_revision",
+            ErrorCode::BeforeRevision,
             format!(
                 "{} is before revision {} of the consent came into force ({})",
                 format_time(accepted),
@@ -286,7 +287,7 @@ fn check_dates(
                 "must be null: the consent has no lifespan, its acceptances never expire".to_owned()
             }
         };
-        problems.push("data.expiredDate", "evidence_mismatch", message);
+        problems.push("data.expiredDate", ErrorCode::EvidenceMismatch, message);
     }
 }
 
@@ -319,7 +320,7 @@ pub fn acceptance_update(
     if was == AcceptanceStatus::Withdrawn && becomes == AcceptanceStatus::Accepted {
         problems.push(
             "data.status",
-            "invalid_transition",
+            ErrorCode::InvalidTransition,
             "a WITHDRAWN acceptance stays withdrawn; consent given again is a new acceptance",
         );
     }
@@ -345,7 +346,7 @@ pub fn acceptance_update(
             let shown = stored.map_or_else(|| "not recorded".to_owned(), Value::to_string);
             problems.push(
                 format!("data.{key}"),
-                "immutable",
+                ErrorCode::Immutable,
                 format!("an acceptance's {key} is evidence and cannot change (it is {shown})"),
             );
         }
@@ -371,7 +372,7 @@ fn revision_decreased(
         (Some(n), Some(c)) if (1..c).contains(&n) => {
             problems.push(
                 "data.revision",
-                "revision_decreased",
+                ErrorCode::RevisionDecreased,
                 format!("revision {n} is below the stored revision {c}; revisions only increase"),
             );
             true
@@ -411,7 +412,7 @@ pub fn consent_update(
         if differs {
             problems.push(
                 format!("data.{field}"),
-                "revision_required",
+                ErrorCode::RevisionRequired,
                 format!(
                     "changing a consent's {field} needs a new revision (above {revision}): those who accepted revision {revision} did not agree to it"
                 ),

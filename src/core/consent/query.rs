@@ -51,7 +51,7 @@ use serde_json::{Map, Value};
 use super::content::ContentRecord;
 use crate::core::error::FieldError;
 use crate::core::page::{SortDirection, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};
-use crate::{Error, Result};
+use crate::{Error, ErrorCode, ErrorKind, Result};
 
 pub use crate::core::limits::{MAX_FILTERS, MAX_SORT_KEYS};
 /// Longest attribute name of a filter or sort key.
@@ -119,9 +119,9 @@ fn attribute_of<'a>(
         Some(a) if is_attribute_name(a) => Some(a),
         _ => {
             let code = if param == "sort" {
-                "invalid_sort"
+                ErrorCode::InvalidSort
             } else {
-                "invalid_filter"
+                ErrorCode::InvalidFilter
             };
             problems.push(FieldError::new(
                 param,
@@ -161,7 +161,7 @@ impl ContentQuery {
                     if std::mem::replace(seen, true) {
                         problems.push(FieldError::new(
                             k,
-                            "duplicate_parameter",
+                            ErrorCode::DuplicateParameter,
                             format!("{k} is given more than once"),
                         ));
                         continue;
@@ -170,13 +170,13 @@ impl ContentQuery {
                         ("page", Ok(n)) => query.page = n,
                         ("page", Err(_)) => problems.push(FieldError::new(
                             "page",
-                            "invalid_page",
+                            ErrorCode::InvalidPage,
                             format!("page must be a whole number from 0, got {v:?}"),
                         )),
                         (_, Ok(n)) if (1..=MAX_PAGE_SIZE).contains(&n) => query.size = n,
                         _ => problems.push(FieldError::new(
                             "size",
-                            "invalid_page_size",
+                            ErrorCode::InvalidPageSize,
                             format!("size must be between 1 and {MAX_PAGE_SIZE}, got {v:?}"),
                         )),
                     }
@@ -194,7 +194,7 @@ impl ContentQuery {
                         }),
                         (_, None) => problems.push(FieldError::new(
                             "sort",
-                            "invalid_sort",
+                            ErrorCode::InvalidSort,
                             format!("the direction of {v:?} must be asc or desc"),
                         )),
                         (None, Some(_)) => {}
@@ -210,7 +210,7 @@ impl ContentQuery {
                 }
                 _ => problems.push(FieldError::new(
                     k,
-                    "unknown_parameter",
+                    ErrorCode::UnknownParameter,
                     format!(
                         "unknown parameter {k:?}; filters are written data.<attribute>=<value>"
                     ),
@@ -229,7 +229,7 @@ impl ContentQuery {
             if !is_attribute_name(&f.attribute) {
                 problems.push(FieldError::new(
                     format!("data.{}", f.attribute),
-                    "invalid_filter",
+                    ErrorCode::InvalidFilter,
                     "the attribute name must be letters, digits and _",
                 ));
             }
@@ -238,7 +238,7 @@ impl ContentQuery {
             if !is_attribute_name(&s.attribute) {
                 problems.push(FieldError::new(
                     "sort",
-                    "invalid_sort",
+                    ErrorCode::InvalidSort,
                     "the attribute name must be letters, digits and _",
                 ));
             }
@@ -246,7 +246,7 @@ impl ContentQuery {
         if self.size == 0 || self.size > MAX_PAGE_SIZE {
             problems.push(FieldError::new(
                 "size",
-                "invalid_page_size",
+                ErrorCode::InvalidPageSize,
                 format!(
                     "size must be between 1 and {MAX_PAGE_SIZE}, got {}",
                     self.size
@@ -262,14 +262,14 @@ impl ContentQuery {
         if self.filters.len() > MAX_FILTERS {
             problems.push(FieldError::new(
                 "data",
-                "too_many_filters",
+                ErrorCode::TooManyFilters,
                 format!("at most {MAX_FILTERS} filters are allowed"),
             ));
         }
         if self.sort.len() > MAX_SORT_KEYS {
             problems.push(FieldError::new(
                 "sort",
-                "too_many_sort_keys",
+                ErrorCode::TooManySortKeys,
                 format!("at most {MAX_SORT_KEYS} sort keys are allowed"),
             ));
         }
@@ -334,23 +334,19 @@ fn into_bad_request(problems: Vec<FieldError>) -> Result<()> {
     let Some(first) = problems.first() else {
         return Ok(());
     };
-    let code = match first.code.as_str() {
-        "invalid_filter" => "invalid_filter",
-        "invalid_page" => "invalid_page",
-        "invalid_page_size" => "invalid_page_size",
-        "invalid_sort" => "invalid_sort",
-        "unknown_parameter" => "unknown_parameter",
-        "duplicate_parameter" => "duplicate_parameter",
-        "too_many_filters" => "too_many_filters",
-        "too_many_sort_keys" => "too_many_sort_keys",
-        _ => "invalid_query",
+    // A query's problems are 400s: the first one's code when it is a
+    // query code, `invalid_query` otherwise.
+    let code = if first.code.kind() == ErrorKind::BadRequest {
+        first.code
+    } else {
+        ErrorCode::InvalidQuery
     };
     let message = if problems.len() == 1 {
         first.to_string()
     } else {
         format!("{first} (and {} more)", problems.len() - 1)
     };
-    Err(Error::bad_request(code, message).with_fields(problems))
+    Err(Error::new(code, message).with_fields(problems))
 }
 
 /// A plain decimal as the filter grammar allows it: `-?[0-9]+(\.[0-9]+)?`.

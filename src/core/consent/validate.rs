@@ -90,6 +90,7 @@ enum Need {
     Optional,
 }
 
+use crate::core::error::ErrorCode;
 use Kind::{Integer, Name, Names, Text, Timestamp, TimestampOrEmpty};
 use Need::{Optional, Present, Required};
 
@@ -218,13 +219,13 @@ pub fn content_data(t: ContentType, form: Form, data: &Value) -> (Map<String, Va
             m
         }
         Value::Null => {
-            problems.push("data", "required", "data is required");
+            problems.push("data", ErrorCode::Required, "data is required");
             return (Map::new(), problems);
         }
         other => {
             problems.push(
                 "data",
-                "invalid_type",
+                ErrorCode::InvalidType,
                 format!("data must be an object, found {}", json_kind(other)),
             );
             return (Map::new(), problems);
@@ -234,9 +235,9 @@ pub fn content_data(t: ContentType, form: Form, data: &Value) -> (Map<String, Va
     for &(name, kind, need) in attrs {
         let path = format!("data.{name}");
         match out.get(name) {
-            None if need != Optional => problems.push(path, "required", "is required"),
+            None if need != Optional => problems.push(path, ErrorCode::Required, "is required"),
             Some(Value::Null) if need == Required => {
-                problems.push(path, "required", "is required");
+                problems.push(path, ErrorCode::Required, "is required");
             }
             None | Some(Value::Null) => {}
             Some(v) => {
@@ -263,7 +264,7 @@ fn check_extras(t: ContentType, data: &Map<String, Value>, problems: &mut Proble
         if name.len() > MAX_ATTRIBUTE_NAME_LEN {
             problems.push(
                 "data",
-                "too_long",
+                ErrorCode::TooLong,
                 format!("attribute names are at most {MAX_ATTRIBUTE_NAME_LEN} bytes"),
             );
             continue;
@@ -276,14 +277,18 @@ fn check_extras(t: ContentType, data: &Map<String, Value>, problems: &mut Proble
         let json_len = value.to_string().len();
         if let Some((_, max)) = INDEXED.iter().find(|(n, _)| n == name) {
             if text_len > *max {
-                problems.push(path, "too_long", format!("must be at most {max} bytes"));
+                problems.push(
+                    path,
+                    ErrorCode::TooLong,
+                    format!("must be at most {max} bytes"),
+                );
                 continue;
             }
         }
         if json_len > MAX_EXTRA_ATTRIBUTE_LEN {
             problems.push(
                 path,
-                "too_long",
+                ErrorCode::TooLong,
                 format!("must be at most {MAX_EXTRA_ATTRIBUTE_LEN} bytes of JSON"),
             );
         }
@@ -291,7 +296,7 @@ fn check_extras(t: ContentType, data: &Map<String, Value>, problems: &mut Proble
     if extras > MAX_EXTRA_ATTRIBUTES {
         problems.push(
             "data",
-            "too_many",
+            ErrorCode::TooMany,
             format!(
                 "at most {MAX_EXTRA_ATTRIBUTES} attributes beyond those of {t} are allowed, found {extras}"
             ),
@@ -303,7 +308,7 @@ fn too_long(path: &str, s: &str, max: usize, problems: &mut Problems) -> bool {
     if s.len() > max {
         problems.push(
             path,
-            "too_long",
+            ErrorCode::TooLong,
             format!("must be at most {max} bytes, found {}", s.len()),
         );
         return true;
@@ -323,7 +328,7 @@ fn check(path: &str, kind: Kind, v: &Value, problems: &mut Problems) -> Option<V
             if len > MAX_EXTRA_ATTRIBUTE_LEN {
                 problems.push(
                     path,
-                    "too_long",
+                    ErrorCode::TooLong,
                     format!("must be at most {MAX_EXTRA_ATTRIBUTE_LEN} bytes of JSON"),
                 );
             }
@@ -331,7 +336,7 @@ fn check(path: &str, kind: Kind, v: &Value, problems: &mut Problems) -> Option<V
         }
         (Name(max), Value::String(s)) => {
             if !too_long(path, s, max, problems) && s.trim().is_empty() {
-                problems.push(path, "required", "must not be empty");
+                problems.push(path, ErrorCode::Required, "must not be empty");
             }
             return None;
         }
@@ -355,7 +360,7 @@ fn check(path: &str, kind: Kind, v: &Value, problems: &mut Problems) -> Option<V
     };
     problems.push(
         path,
-        "invalid_type",
+        ErrorCode::InvalidType,
         format!("must be {want}, found {}", json_kind(v)),
     );
     None
@@ -367,12 +372,12 @@ fn check_names(path: &str, items: &[Value], max: usize, problems: &mut Problems)
         match item {
             Value::String(s) => {
                 if !too_long(&at, s, max, problems) && s.trim().is_empty() {
-                    problems.push(at, "required", "must not be empty");
+                    problems.push(at, ErrorCode::Required, "must not be empty");
                 }
             }
             other => problems.push(
                 at,
-                "invalid_type",
+                ErrorCode::InvalidType,
                 format!("must be a string, found {}", json_kind(other)),
             ),
         }
@@ -399,13 +404,13 @@ fn check_integer(
     });
     match whole {
         None => {
-            problems.push(path, "invalid_type", "must be a whole number");
+            problems.push(path, ErrorCode::InvalidType, "must be a whole number");
             None
         }
         Some(i) if !(min..=max).contains(&i) => {
             problems.push(
                 path,
-                "out_of_range",
+                ErrorCode::OutOfRange,
                 format!("must be between {min} and {max}, got {i}"),
             );
             None
@@ -426,7 +431,7 @@ fn check_timestamp(path: &str, s: &str, problems: &mut Problems) -> Option<Value
         };
         problems.push(
             path,
-            "invalid_timestamp",
+            ErrorCode::InvalidTimestamp,
             format!("{shown} is not an RFC 3339 timestamp such as 2026-01-01T00:00:00+07:00"),
         );
     }
@@ -457,7 +462,7 @@ fn check_status(path: &str, kind: Kind, s: &str, problems: &mut Problems) {
     } else {
         format!("{s:?} is not one of {expected}")
     };
-    problems.push(path, "invalid_enum", message);
+    problems.push(path, ErrorCode::InvalidEnum, message);
 }
 
 /// Duplicate and count checks of a list of purpose codes.
@@ -469,7 +474,7 @@ fn check_codes<'a>(path: &str, codes: impl Iterator<Item = &'a str>, problems: &
         if !code.trim().is_empty() && !seen.insert(code) {
             problems.push(
                 path,
-                "duplicate",
+                ErrorCode::Duplicate,
                 format!("{code:?} is listed more than once"),
             );
         }
@@ -477,7 +482,7 @@ fn check_codes<'a>(path: &str, codes: impl Iterator<Item = &'a str>, problems: &
     if n > MAX_PURPOSES {
         problems.push(
             path,
-            "too_many",
+            ErrorCode::TooMany,
             format!("at most {MAX_PURPOSES} purposes are allowed"),
         );
     }
@@ -492,7 +497,7 @@ fn cross_checks(t: ContentType, d: &Map<String, Value>, problems: &mut Problems)
             {
                 problems.push(
                     "data.purposes",
-                    "required",
+                    ErrorCode::Required,
                     "a consent must list at least one purpose",
                 );
             }
@@ -503,7 +508,7 @@ fn cross_checks(t: ContentType, d: &Map<String, Value>, problems: &mut Problems)
             if status == AcceptanceStatus::Accepted && !text("withdrawalDate").is_empty() {
                 problems.push(
                     "data.withdrawalDate",
-                    "inconsistent",
+                    ErrorCode::Inconsistent,
                     "an ACCEPTED acceptance has no withdrawalDate; send \"\" or leave it out",
                 );
             }
@@ -519,7 +524,7 @@ fn require(problems: &mut Problems, field: &str, v: Option<&str>, max: usize) {
             too_long(field, s, max, problems);
         }
         Some(s) if !s.trim().is_empty() => {}
-        _ => problems.push(field, "required", "is required"),
+        _ => problems.push(field, ErrorCode::Required, "is required"),
     }
 }
 
@@ -555,7 +560,7 @@ pub fn accept_consent(req: &AcceptConsentRequest) -> Problems {
         for (i, code) in purposes.iter().enumerate() {
             let at = format!("purposes[{i}]");
             if !too_long(&at, code, MAX_PURPOSE_CODE_LEN, &mut p) && code.trim().is_empty() {
-                p.push(at, "required", "must not be empty");
+                p.push(at, ErrorCode::Required, "must not be empty");
             }
         }
         check_codes("purposes", purposes.iter().map(String::as_str), &mut p);

@@ -10,9 +10,10 @@ use super::compile::{CompiledBenefit, CompiledCampaign, Value};
 use super::money;
 use super::request::{Item, Prepared};
 use crate::core::campaign::{DataItem, QuotaCharge, Then};
+use crate::core::error::ErrorCode;
 use crate::core::formula::Lookup;
 use crate::core::wire::parse_decimal;
-use crate::{Error, Result};
+use crate::{Error, FieldError, Result};
 
 /// The reserved names of templates and formulas.
 pub const RESERVED_NAMES: [&str; 7] = [
@@ -110,7 +111,9 @@ pub(crate) fn evaluate<'e>(
         let text = match value {
             Value::Text(t) => t.render(&|name| resolve(name)).map_err(|e| {
                 let message = e.to_string();
-                Error::invalid_field(field(), e.code(), message)
+                let mut problem = FieldError::new(field(), e.code(), message);
+                problem.span = e.span().map(Into::into);
+                Error::from(problem)
             })?,
             Value::Formula(f) => {
                 let lookup = |name: &str| match resolve(name) {
@@ -120,7 +123,7 @@ pub(crate) fn evaluate<'e>(
                 };
                 let n = f.eval(&lookup).map_err(|e| {
                     let message = e.to_string();
-                    Error::invalid_field(field(), e.code(), message)
+                    Error::from(FieldError::new(field(), e.code(), message).with_span(e.span()))
                 })?;
                 format_decimal(n)
             }
@@ -185,7 +188,7 @@ pub(crate) fn merge(charges: Vec<QuotaCharge>) -> Result<Vec<QuotaCharge>> {
                 existing.amount = existing.amount.checked_add(c.amount).ok_or_else(|| {
                     Error::invalid_field(
                         "quotas",
-                        "invalid_quota_amount",
+                        ErrorCode::InvalidQuotaAmount,
                         format!("the charges to quota {:?} add up beyond any limit", c.key),
                     )
                 })?;
@@ -228,7 +231,7 @@ pub(crate) fn charge<B: Borrow<Then>>(
     let key = quota.key.render_key(&|name| resolve(name)).map_err(|e| {
         Error::invalid_field(
             format!("quotas[{q}].key"),
-            "quota_key_unresolved",
+            ErrorCode::QuotaKeyUnresolved,
             format!(
                 "the quota key {:?} cannot be built: {e}",
                 cc.campaign.quotas[q].key
@@ -238,7 +241,7 @@ pub(crate) fn charge<B: Borrow<Then>>(
     if key.len() > crate::core::limits::MAX_QUOTA_KEY_LEN {
         return Err(Error::invalid_field(
             format!("quotas[{q}].key"),
-            "quota_key_too_long",
+            ErrorCode::QuotaKeyTooLong,
             format!(
                 "the quota key {:?} renders to {} bytes for this request; at most {} are allowed",
                 cc.campaign.quotas[q].key,
@@ -252,7 +255,7 @@ pub(crate) fn charge<B: Borrow<Then>>(
         Some(field) => quota_amount(field, benefits, req).map_err(|message| {
             Error::invalid_field(
                 format!("quotas[{q}].valueField"),
-                "invalid_quota_amount",
+                ErrorCode::InvalidQuotaAmount,
                 message,
             )
         })?,

@@ -10,6 +10,7 @@ use crate::core::campaign::{
     DEFAULT_AMOUNT_ATTRIBUTE,
 };
 use crate::core::condition::{self, CompiledCondition};
+use crate::core::error::ErrorCode;
 use crate::core::error::FieldError;
 use crate::core::formula::Formula;
 use crate::core::limits::{
@@ -75,14 +76,14 @@ impl CompiledCampaign {
         if campaign.rules.len() > MAX_RULES_PER_CAMPAIGN {
             problems.push(FieldError::new(
                 "rules",
-                "too_many",
+                ErrorCode::TooMany,
                 format!("a campaign has at most {MAX_RULES_PER_CAMPAIGN} rules"),
             ));
         }
         if campaign.quotas.len() > MAX_QUOTAS_PER_CAMPAIGN {
             problems.push(FieldError::new(
                 "quotas",
-                "too_many",
+                ErrorCode::TooMany,
                 format!("a campaign has at most {MAX_QUOTAS_PER_CAMPAIGN} quotas"),
             ));
         }
@@ -103,14 +104,14 @@ impl CompiledCampaign {
                 if q.value < Decimal::ZERO {
                     problems.push(FieldError::new(
                         format!("{path}.value"),
-                        "invalid_number",
+                        ErrorCode::InvalidNumber,
                         "the limit must not be negative",
                     ));
                 }
                 if q.key.trim().is_empty() {
                     problems.push(FieldError::new(
                         format!("{path}.key"),
-                        "required",
+                        ErrorCode::Required,
                         "key is required",
                     ));
                     return None;
@@ -118,7 +119,7 @@ impl CompiledCampaign {
                 if q.key.len() > MAX_TEXT_LEN {
                     problems.push(FieldError::new(
                         format!("{path}.key"),
-                        "too_long",
+                        ErrorCode::TooLong,
                         format!("at most {MAX_TEXT_LEN} bytes"),
                     ));
                     return None;
@@ -130,11 +131,10 @@ impl CompiledCampaign {
                         value_field: q.value_field.clone().filter(|f| !f.trim().is_empty()),
                     }),
                     Err(e) => {
-                        problems.push(FieldError::new(
-                            format!("{path}.key"),
-                            e.code(),
-                            e.to_string(),
-                        ));
+                        let mut problem =
+                            FieldError::new(format!("{path}.key"), e.code(), e.to_string());
+                        problem.span = e.span().map(Into::into);
+                        problems.push(problem);
                         None
                     }
                 }
@@ -145,7 +145,7 @@ impl CompiledCampaign {
             Some(name) => name.parse::<Tz>().unwrap_or_else(|_| {
                 problems.push(FieldError::new(
                     "timeZone",
-                    "invalid_time_zone",
+                    ErrorCode::InvalidTimeZone,
                     format!(
                         "{name:?} is not an IANA time zone name (Europe/Berlin, Asia/Bangkok, UTC)"
                     ),
@@ -188,7 +188,7 @@ fn compile_rule(rule: &Rule, path: &str, problems: &mut Vec<FieldError>) -> Opti
     if !rule.then_operator.is_known() {
         problems.push(FieldError::new(
             format!("{path}.thenOperator"),
-            "invalid_enum",
+            ErrorCode::InvalidEnum,
             format!(
                 "unknown thenOperator {:?}; expected one of {}",
                 rule.then_operator.as_str(),
@@ -200,7 +200,7 @@ fn compile_rule(rule: &Rule, path: &str, problems: &mut Vec<FieldError>) -> Opti
         if from >= to {
             problems.push(FieldError::new(
                 format!("{path}.validTo"),
-                "invalid_period",
+                ErrorCode::InvalidPeriod,
                 "validTo must be after validFrom",
             ));
         }
@@ -208,7 +208,7 @@ fn compile_rule(rule: &Rule, path: &str, problems: &mut Vec<FieldError>) -> Opti
     if rule.when.len() > MAX_GROUPS_PER_RULE {
         problems.push(FieldError::new(
             format!("{path}.when"),
-            "too_many",
+            ErrorCode::TooMany,
             format!("a rule has at most {MAX_GROUPS_PER_RULE} when groups"),
         ));
     }
@@ -216,21 +216,21 @@ fn compile_rule(rule: &Rule, path: &str, problems: &mut Vec<FieldError>) -> Opti
     if conditions > MAX_CONDITIONS_PER_RULE {
         problems.push(FieldError::new(
             format!("{path}.when"),
-            "too_many",
+            ErrorCode::TooMany,
             format!("a rule has at most {MAX_CONDITIONS_PER_RULE} conditions over all its groups"),
         ));
     }
     if rule.then.is_empty() {
         problems.push(FieldError::new(
             format!("{path}.then"),
-            "required",
+            ErrorCode::Required,
             "a rule needs at least one benefit",
         ));
     }
     if rule.then.len() > MAX_BENEFITS_PER_RULE {
         problems.push(FieldError::new(
             format!("{path}.then"),
-            "too_many",
+            ErrorCode::TooMany,
             format!("a rule has at most {MAX_BENEFITS_PER_RULE} benefits"),
         ));
     }
@@ -251,7 +251,7 @@ fn compile_groups(rule: &Rule, path: &str, problems: &mut Vec<FieldError>) -> Ve
         if !group.match_kind.is_known() {
             problems.push(FieldError::new(
                 format!("{gpath}.match"),
-                "invalid_enum",
+                ErrorCode::InvalidEnum,
                 format!(
                     "unknown match {:?}; expected one of {}",
                     group.match_kind.as_str(),
@@ -285,7 +285,7 @@ fn compile_benefits(
         if then.data.len() > MAX_DATA_PER_BENEFIT {
             problems.push(FieldError::new(
                 format!("{bpath}.data"),
-                "too_many",
+                ErrorCode::TooMany,
                 format!("a benefit has at most {MAX_DATA_PER_BENEFIT} data items"),
             ));
             continue;
@@ -296,14 +296,14 @@ fn compile_benefits(
             if item.attribute.trim().is_empty() {
                 problems.push(FieldError::new(
                     format!("{dpath}.attribute"),
-                    "required",
+                    ErrorCode::Required,
                     "attribute is required",
                 ));
             }
             if item.value.len() > MAX_TEXT_LEN {
                 problems.push(FieldError::new(
                     format!("{dpath}.value"),
-                    "too_long",
+                    ErrorCode::TooLong,
                     format!("at most {MAX_TEXT_LEN} bytes"),
                 ));
                 continue;
@@ -311,20 +311,20 @@ fn compile_benefits(
             if item.is_formula {
                 match Formula::parse(&item.value) {
                     Ok(f) => values.push(Value::Formula(f)),
-                    Err(e) => problems.push(FieldError::new(
-                        format!("{dpath}.value"),
-                        e.code(),
-                        e.to_string(),
-                    )),
+                    Err(e) => problems.push(
+                        FieldError::new(format!("{dpath}.value"), e.code(), e.to_string())
+                            .with_span(e.span()),
+                    ),
                 }
             } else {
                 match Template::parse(&item.value) {
                     Ok(t) => values.push(Value::Text(t)),
-                    Err(e) => problems.push(FieldError::new(
-                        format!("{dpath}.value"),
-                        e.code(),
-                        e.to_string(),
-                    )),
+                    Err(e) => {
+                        let mut problem =
+                            FieldError::new(format!("{dpath}.value"), e.code(), e.to_string());
+                        problem.span = e.span().map(Into::into);
+                        problems.push(problem);
+                    }
                 }
             }
         }
@@ -352,7 +352,7 @@ fn check_money(rule: &Rule, then: &Then, bpath: &str, problems: &mut Vec<FieldEr
         if !method.is_known() {
             problems.push(FieldError::new(
                 format!("{bpath}.allocate"),
-                "invalid_enum",
+                ErrorCode::InvalidEnum,
                 format!(
                     "unknown allocate {:?}; expected one of {}",
                     method.as_str(),
@@ -370,7 +370,7 @@ fn check_money(rule: &Rule, then: &Then, bpath: &str, problems: &mut Vec<FieldEr
         {
             problems.push(FieldError::new(
                 format!("{bpath}.allocate"),
-                "unknown_attribute",
+                ErrorCode::UnknownAttribute,
                 format!("an allocated benefit needs a data item {DEFAULT_AMOUNT_ATTRIBUTE:?} (or a cap naming another one)"),
             ));
         }
@@ -379,21 +379,21 @@ fn check_money(rule: &Rule, then: &Then, bpath: &str, problems: &mut Vec<FieldEr
     if cap.max.is_some_and(|m| m < Decimal::ZERO) {
         problems.push(FieldError::new(
             format!("{bpath}.cap.max"),
-            "invalid_number",
+            ErrorCode::InvalidNumber,
             "a cap must not be negative",
         ));
     }
     if !then.data.iter().any(|d| d.attribute == cap.attribute()) {
         problems.push(FieldError::new(
             format!("{bpath}.cap.attribute"),
-            "unknown_attribute",
+            ErrorCode::UnknownAttribute,
             format!("the benefit has no data item {:?} to cap", cap.attribute()),
         ));
     }
     match &cap.scope {
         Some(CapScope::Unknown(s)) => problems.push(FieldError::new(
             format!("{bpath}.cap.scope"),
-            "invalid_enum",
+            ErrorCode::InvalidEnum,
             format!(
                 "unknown scope {s:?}; expected one of {}",
                 CapScope::expected()
@@ -408,7 +408,7 @@ fn check_money(rule: &Rule, then: &Then, bpath: &str, problems: &mut Vec<FieldEr
         {
             problems.push(FieldError::new(
                 format!("{bpath}.cap.scope"),
-                "invalid_cap_scope",
+                ErrorCode::InvalidCapScope,
                 "scope ITEM needs a rule with a cartItem condition (the line it caps by)",
             ));
         }

@@ -42,6 +42,7 @@ use crate::core::campaign::{
     ActionMatch, CampaignRef, Explanation, QuotaCharge, RedeemRequest, Rule, RuleRef,
     SearchRequest, Then, ThenOperator,
 };
+use crate::ErrorCode;
 use crate::Result;
 use eval::{explain, explanation, Evaluator};
 use index::Index;
@@ -436,8 +437,8 @@ impl Engine {
         now: DateTime<Utc>,
     ) -> Result<PlannedRedemption> {
         let c = *self.by_code.get(ref_code).ok_or_else(|| {
-            crate::Error::not_found(
-                "campaign_not_found",
+            crate::Error::new(
+                ErrorCode::CampaignNotFound,
                 format!("no campaign with refCode {ref_code:?}"),
             )
         })?;

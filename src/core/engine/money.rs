@@ -15,6 +15,7 @@ use super::request::Prepared;
 use crate::core::campaign::{
     CapScope, Capped, CappedBy, Cart, CartItem, LineShare, Then, DEFAULT_AMOUNT_ATTRIBUTE,
 };
+use crate::core::error::ErrorCode;
 use crate::core::wire::parse_decimal;
 use crate::{Error, Result};
 
@@ -140,7 +141,7 @@ pub(crate) fn apply(then: &mut Then, place: &Place<'_>, req: &Prepared<'_>) -> R
         .ok_or_else(|| {
             Error::invalid_field(
                 format!("{}.data", (place.path)()),
-                "invalid_benefit_amount",
+                ErrorCode::InvalidBenefitAmount,
                 format!("the benefit has no data item {attribute:?} to cap or allocate"),
             )
         })?;
@@ -149,7 +150,7 @@ pub(crate) fn apply(then: &mut Then, place: &Place<'_>, req: &Prepared<'_>) -> R
     let mut amount = parse_decimal(&original).ok_or_else(|| {
         Error::invalid_field(
             field(),
-            "invalid_benefit_amount",
+            ErrorCode::InvalidBenefitAmount,
             format!("the benefit's {attribute:?} is {original:?}, not a number"),
         )
     })?;
@@ -206,7 +207,7 @@ fn bound(
             .ok_or_else(|| {
                 Error::invalid_field(
                     field(),
-                    "item_price_unknown",
+                    ErrorCode::ItemPriceUnknown,
                     "the benefit is capped by its cart line, and the request's matched line has no price",
                 )
             })?;
@@ -215,7 +216,7 @@ fn bound(
         let total = cart_total(cart).ok_or_else(|| {
             Error::invalid_field(
                 field(),
-                "cart_total_unknown",
+                ErrorCode::CartTotalUnknown,
                 "the benefit is capped by the cart, and the request's cart has no totalPrice (nor a price on every line)",
             )
         })?;
@@ -247,7 +248,7 @@ fn allocate(
     let digits = currency.as_deref().and_then(minor_digits).ok_or_else(|| {
         Error::invalid_field(
             "cart.currency",
-            "currency_unknown",
+            ErrorCode::CurrencyUnknown,
             format!(
                 "allocating the benefit needs the cart's currency as an ISO 4217 code with minor units, and it is {}",
                 currency.as_deref().map_or("absent".to_owned(), |c| format!("{c:?}"))
@@ -257,7 +258,7 @@ fn allocate(
     let overflow = || {
         Error::invalid_field(
             field(),
-            "allocation_overflow",
+            ErrorCode::AllocationOverflow,
             "the cart's amounts are too large to allocate in minor units",
         )
     };

@@ -9,8 +9,9 @@ use super::plan::RulePlan;
 use super::request::Prepared;
 use super::{benefit, is_or};
 use crate::core::campaign::{ActionTx, Campaign, QuotaCharge, RedeemRequest, Then, TxStatus};
+use crate::core::error::ErrorCode;
 use crate::core::limits::MAX_ACTION_REFS;
-use crate::{Error, ErrorKind, FieldError, Result};
+use crate::{Error, FieldError, Result};
 
 /// What a redemption will record, decided without I/O.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,8 +22,8 @@ pub struct PlannedRedemption {
     pub charges: Vec<QuotaCharge>,
 }
 
-fn unprocessable(code: &'static str, message: impl Into<String>) -> Error {
-    Error::new(ErrorKind::Validation, code, message)
+fn unprocessable(code: ErrorCode, message: impl Into<String>) -> Error {
+    Error::new(code, message)
 }
 
 /// Re-evaluates `cc` (whose rule plans are `rules`) against the request at
@@ -47,7 +48,7 @@ pub(crate) fn plan(
     let c = &cc.campaign;
     if !c.is_running(now) {
         return Err(unprocessable(
-            "campaign_not_active",
+            ErrorCode::CampaignNotActive,
             format!(
                 "campaign {:?} is not running (status {}, {} to {})",
                 c.ref_code, c.status, c.start_date, c.end_date
@@ -57,7 +58,7 @@ pub(crate) fn plan(
     if let Some(channel) = &c.channel {
         if request.channel.as_ref() != Some(channel) {
             return Err(unprocessable(
-                "channel_mismatch",
+                ErrorCode::ChannelMismatch,
                 format!("campaign {:?} runs on channel {channel:?} only", c.ref_code),
             ));
         }
@@ -76,10 +77,14 @@ pub(crate) fn plan(
         let fields = why
             .field
             .iter()
-            .map(|f| FieldError::new(f.clone(), &why.reason, why.message.clone()))
+            .map(|f| {
+                // The explanation's reason is a field code of the catalogue.
+                let code = why.reason.parse().unwrap_or(ErrorCode::ConditionFailed);
+                FieldError::new(f.clone(), code, why.message.clone())
+            })
             .collect();
         return Err(unprocessable(
-            "conditions_not_met",
+            ErrorCode::ConditionsNotMet,
             format!("the campaign's conditions are not met: {}", why.message),
         )
         .with_fields(fields));
@@ -133,7 +138,7 @@ fn select(
                     .map(|t| t.action_ref.as_str())
                     .collect();
                 return Err(unprocessable(
-                    "action_choice_required",
+                    ErrorCode::ActionChoiceRequired,
                     format!("rule {:?} is an OR rule: choose among its benefits with actionRefs {choices:?}", c.rules[r].name),
                 ));
             }
@@ -145,15 +150,15 @@ fn select(
             if refs.is_empty() {
                 return Err(Error::invalid_field(
                     "actionRefs",
-                    "no_action_selected",
+                    ErrorCode::NoActionSelected,
                     "actionRefs is empty: choose at least one benefit",
                 ));
             }
             if refs.len() > MAX_ACTION_REFS {
                 let message = format!("actionRefs names more than {MAX_ACTION_REFS} benefits");
                 return Err(
-                    Error::limit("request_too_large", message.clone()).with_fields(vec![
-                        crate::FieldError::new("actionRefs", "too_many", message),
+                    Error::new(ErrorCode::RequestTooLarge, message.clone()).with_fields(vec![
+                        crate::FieldError::new("actionRefs", ErrorCode::TooMany, message),
                     ]),
                 );
             }
@@ -181,7 +186,7 @@ fn select(
                         };
                         problems.push(FieldError::new(
                             format!("actionRefs[{i}]"),
-                            "unknown_action_ref",
+                            ErrorCode::UnknownActionRef,
                             message,
                         ));
                     }
@@ -189,7 +194,9 @@ fn select(
             }
             if !problems.is_empty() {
                 let message = problems[0].message.clone();
-                return Err(unprocessable("unknown_action_ref", message).with_fields(problems));
+                return Err(
+                    unprocessable(ErrorCode::UnknownActionRef, message).with_fields(problems)
+                );
             }
             selected.sort_unstable();
             selected.dedup();

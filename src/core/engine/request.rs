@@ -10,6 +10,7 @@ use std::borrow::Cow;
 use super::plan::{InputRef, Symbols};
 use crate::core::campaign::{CartItem, SearchRequest};
 use crate::core::condition::{Field, Input};
+use crate::core::error::ErrorCode;
 use crate::core::limits::{
     MAX_ATTRIBUTES, MAX_ATTRIBUTE_ARRAY_LEN, MAX_CART_ITEMS, MAX_REQUEST_STRING_LEN,
     MAX_TAGS_PER_ITEM,
@@ -200,9 +201,9 @@ pub(crate) fn item_input<'a>(item: &'a Item<'_>, input: InputRef) -> Input<'a> {
 }
 
 /// A request over a size limit: 413 `request_too_large`, naming the field.
-fn too_large(field: impl Into<String>, code: &str, what: &str, limit: usize) -> Error {
+fn too_large(field: impl Into<String>, code: ErrorCode, what: &str, limit: usize) -> Error {
     let message = format!("{what} exceeds the limit of {limit}");
-    Error::limit("request_too_large", message.clone())
+    Error::new(ErrorCode::RequestTooLarge, message.clone())
         .with_fields(vec![FieldError::new(field, code, message)])
 }
 
@@ -221,7 +222,7 @@ pub fn check_limits(request: &SearchRequest) -> Result<()> {
         if name.contains('\0') {
             problems.push(
                 path.clone(),
-                "invalid_text",
+                ErrorCode::InvalidText,
                 "names must not contain the NUL character (U+0000)",
             );
         }
@@ -239,7 +240,7 @@ pub fn check_limits(request: &SearchRequest) -> Result<()> {
         if bad {
             problems.push(
                 field,
-                "invalid_text",
+                ErrorCode::InvalidText,
                 "text must not contain the NUL character (U+0000)",
             );
         }
@@ -253,7 +254,7 @@ pub fn check_limits(request: &SearchRequest) -> Result<()> {
         {
             problems.push(
                 format!("cart.items[{i}]"),
-                "invalid_text",
+                ErrorCode::InvalidText,
                 "text must not contain the NUL character (U+0000)",
             );
         }
@@ -263,7 +264,7 @@ pub fn check_limits(request: &SearchRequest) -> Result<()> {
         if user.len() > crate::core::limits::MAX_USER_ID_LEN {
             problems.push(
                 "attribute.userId",
-                "too_long",
+                ErrorCode::TooLong,
                 format!(
                     "userId is at most {} bytes long",
                     crate::core::limits::MAX_USER_ID_LEN
@@ -282,7 +283,7 @@ fn check_numbers(request: &SearchRequest, problems: &mut crate::core::error::Pro
     let mut check = |field: &dyn Fn() -> String, n: &serde_json::Number| {
         if crate::core::wire::parse_decimal(n.as_str()).is_none() {
             let message = crate::core::wire::decimal_number::not_exact(&Scalar::Number(n.clone()));
-            problems.push(field(), "invalid_number", message);
+            problems.push(field(), ErrorCode::InvalidNumber, message);
         }
     };
     for (name, value) in &request.attribute {
@@ -320,8 +321,8 @@ fn check_numbers(request: &SearchRequest, problems: &mut crate::core::error::Pro
     }
 }
 
-const MANY: &str = "too_many";
-const LONG: &str = "too_long";
+const MANY: ErrorCode = ErrorCode::TooMany;
+const LONG: ErrorCode = ErrorCode::TooLong;
 
 fn long(s: &str) -> bool {
     s.len() > MAX_REQUEST_STRING_LEN
@@ -467,7 +468,7 @@ mod tests {
         let err = super::check_limits(&request).unwrap_err();
         err.fields()
             .iter()
-            .map(|f| (f.field.clone(), f.code.clone()))
+            .map(|f| (f.field.clone(), f.code.to_string()))
             .collect()
     }
 

@@ -4,6 +4,7 @@
 use std::cmp::Ordering;
 
 use crate::core::campaign::{Campaign, Explanation};
+use crate::core::error::ErrorCode;
 use crate::{Error, Result};
 
 /// Why a campaign does not apply with the ones before it.
@@ -138,8 +139,8 @@ pub fn check_combination(this: &Campaign, others: &[&Campaign]) -> Result<()> {
         .find_map(|(i, v)| v.map(|(why, by)| (i, why, by)))
     {
         None => Ok(()),
-        Some((i, why, by)) => Err(Error::conflict(
-            "stacking_conflict",
+        Some((i, why, by)) => Err(Error::new(
+            ErrorCode::StackingConflict,
             format!(
                 "campaign {:?} cannot be applied with {:?}: {}",
                 this.ref_code,

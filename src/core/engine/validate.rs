@@ -13,6 +13,7 @@ use uuid::Uuid;
 
 use super::CompiledCampaign;
 use crate::core::campaign::{Campaign, CampaignInput, CampaignStatus, Stacking};
+use crate::core::error::ErrorCode;
 use crate::core::error::Problems;
 use crate::core::limits::{
     MAX_CAMPAIGN_LABEL_LEN, MAX_QUOTA_KEY_LEN, MAX_REF_CODE_LEN, MAX_TEXT_LEN,
@@ -88,7 +89,7 @@ fn check_text(problems: &mut Problems, field: &str, value: Option<&str>, max: us
     if value.is_some_and(|v| v.len() > max) {
         problems.push(
             field,
-            "too_long",
+            ErrorCode::TooLong,
             format!("{field} is longer than {max} bytes"),
         );
     }
@@ -109,10 +110,11 @@ fn check_constant_formulas(input: &CampaignInput, problems: &mut Problems) {
                     continue;
                 };
                 if let Some(e) = formula.constant_error() {
-                    problems.push(
+                    problems.push_at(
                         format!("rules[{r}].then[{t}].data[{d}].value"),
                         e.code(),
                         format!("the formula fails on every request: {e}"),
+                        e.span(),
                     );
                 }
             }
@@ -136,7 +138,7 @@ fn check_quota_keys(input: &CampaignInput, problems: &mut Problems) {
         if key.has_adjacent_placeholders() {
             problems.push(
                 format!("quotas[{i}].key"),
-                "quota_key_ambiguous",
+                ErrorCode::QuotaKeyAmbiguous,
                 "two placeholders follow each other with no text between: \
                  put a separator between them (`${a}-${b}`) so that distinct \
                  values give distinct keys",
@@ -144,7 +146,7 @@ fn check_quota_keys(input: &CampaignInput, problems: &mut Problems) {
         } else if key.has_placeholders() && key.key_text_has_percent() {
             problems.push(
                 format!("quotas[{i}].key"),
-                "quota_key_ambiguous",
+                ErrorCode::QuotaKeyAmbiguous,
                 "a key with placeholders may not contain `%` in its own text \
                  (`%` escapes characters of substituted values)",
             );
@@ -154,14 +156,14 @@ fn check_quota_keys(input: &CampaignInput, problems: &mut Problems) {
 
 fn check_fields(input: &CampaignInput, problems: &mut Problems) {
     if input.name.trim().is_empty() {
-        problems.push("name", "required", "name is required");
+        problems.push("name", ErrorCode::Required, "name is required");
     }
     if input.ref_code.trim().is_empty() {
-        problems.push("refCode", "required", "refCode is required");
+        problems.push("refCode", ErrorCode::Required, "refCode is required");
     } else if input.ref_code != input.ref_code.trim() {
         problems.push(
             "refCode",
-            "invalid_ref_code",
+            ErrorCode::InvalidRefCode,
             "refCode must not start or end with whitespace",
         );
     }
@@ -196,16 +198,16 @@ fn check_fields(input: &CampaignInput, problems: &mut Problems) {
     match (input.start_date, input.end_date) {
         (None, _) | (_, None) => {
             if input.start_date.is_none() {
-                problems.push("startDate", "required", "startDate is required");
+                problems.push("startDate", ErrorCode::Required, "startDate is required");
             }
             if input.end_date.is_none() {
-                problems.push("endDate", "required", "endDate is required");
+                problems.push("endDate", ErrorCode::Required, "endDate is required");
             }
         }
         (Some(start), Some(end)) if start >= end => {
             problems.push(
                 "endDate",
-                "invalid_period",
+                ErrorCode::InvalidPeriod,
                 "endDate must be after startDate",
             );
         }
@@ -214,7 +216,7 @@ fn check_fields(input: &CampaignInput, problems: &mut Problems) {
     if !input.status.is_known() {
         problems.push(
             "status",
-            "invalid_enum",
+            ErrorCode::InvalidEnum,
             format!(
                 "unknown status {:?}; expected one of {}",
                 input.status.as_str(),
@@ -234,7 +236,7 @@ fn check_fields(input: &CampaignInput, problems: &mut Problems) {
     if input.priority.is_some_and(|p| p < 1) {
         problems.push(
             "priority",
-            "invalid_priority",
+            ErrorCode::InvalidPriority,
             "priority must be 1 (the highest) or more",
         );
     }
@@ -252,7 +254,7 @@ fn assign_ids(input: &mut CampaignInput, problems: &mut Problems) {
         if !rule_ids.insert(rule.id.clone()) {
             problems.push(
                 format!("rules[{r}].id"),
-                "duplicate",
+                ErrorCode::Duplicate,
                 format!("rule id {:?} is used twice", rule.id),
             );
         }
@@ -269,14 +271,14 @@ fn assign_ids(input: &mut CampaignInput, problems: &mut Problems) {
             if then.action_ref.len() > MAX_REF_CODE_LEN {
                 problems.push(
                     format!("rules[{r}].then[{b}].actionRef"),
-                    "too_long",
+                    ErrorCode::TooLong,
                     format!("actionRef is longer than {MAX_REF_CODE_LEN} bytes"),
                 );
             }
             if !refs.insert(then.action_ref.clone()) {
                 problems.push(
                     format!("rules[{r}].then[{b}].actionRef"),
-                    "duplicate",
+                    ErrorCode::Duplicate,
                     format!(
                         "actionRef {:?} is used twice in the campaign",
                         then.action_ref

@@ -6,7 +6,7 @@ use std::fmt;
 use std::ops::Range;
 
 use super::ast::Span;
-use crate::core::error::{Error, ErrorKind};
+use crate::core::error::{Error, ErrorCode};
 
 /// What went wrong with a formula. Each variant's doc shows an input that
 /// triggers it; [`FormulaError::code`] groups them into stable codes.
@@ -240,7 +240,7 @@ impl FormulaError {
     /// `formula_unknown_name`, `formula_not_a_number`,
     /// `formula_division_by_zero`, `formula_overflow`,
     /// `formula_budget_exceeded`.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         use FormulaErrorKind as K;
         match self.kind {
             K::UnexpectedChar { .. }
@@ -252,26 +252,15 @@ impl FormulaError {
             | K::InvalidName { .. }
             | K::UnterminatedName
             | K::BareName { .. }
-            | K::InvalidDigits => "formula_syntax",
-            K::TooLong { .. } => "formula_too_long",
-            K::TooDeep { .. } => "formula_too_deep",
-            K::UnknownName { .. } => "formula_unknown_name",
-            K::NotANumber { .. } => "formula_not_a_number",
-            K::DivisionByZero => "formula_division_by_zero",
-            K::Overflow => "formula_overflow",
-            K::BudgetExceeded { .. } => "formula_budget_exceeded",
+            | K::InvalidDigits => ErrorCode::FormulaSyntax,
+            K::TooLong { .. } => ErrorCode::FormulaTooLong,
+            K::TooDeep { .. } => ErrorCode::FormulaTooDeep,
+            K::UnknownName { .. } => ErrorCode::FormulaUnknownName,
+            K::NotANumber { .. } => ErrorCode::FormulaNotANumber,
+            K::DivisionByZero => ErrorCode::FormulaDivisionByZero,
+            K::Overflow => ErrorCode::FormulaOverflow,
+            K::BudgetExceeded { .. } => ErrorCode::FormulaBudgetExceeded,
         }
-    }
-
-    /// Whether this is a size or work budget ([`ErrorKind::LimitExceeded`])
-    /// rather than a mistake in the formula or its inputs.
-    fn is_limit(&self) -> bool {
-        matches!(
-            self.kind,
-            FormulaErrorKind::TooLong { .. }
-                | FormulaErrorKind::TooDeep { .. }
-                | FormulaErrorKind::BudgetExceeded { .. }
-        )
     }
 }
 
@@ -293,18 +282,12 @@ impl fmt::Display for FormulaError {
 impl std::error::Error for FormulaError {}
 
 impl From<FormulaError> for Error {
-    /// [`ErrorKind::LimitExceeded`] for [`TooLong`](FormulaErrorKind::TooLong),
-    /// [`TooDeep`](FormulaErrorKind::TooDeep) and
-    /// [`BudgetExceeded`](FormulaErrorKind::BudgetExceeded),
-    /// [`ErrorKind::Validation`] otherwise; the code is
-    /// [`FormulaError::code`] and the message the full rendering, caret
-    /// included.
+    /// The code is [`FormulaError::code`] (a budget, such as
+    /// [`TooLong`](FormulaErrorKind::TooLong), is
+    /// [`ErrorKind::LimitExceeded`](crate::ErrorKind::LimitExceeded), any
+    /// other fault [`ErrorKind::Validation`](crate::ErrorKind::Validation)),
+    /// the message the full rendering, caret included.
     fn from(err: FormulaError) -> Self {
-        let kind = if err.is_limit() {
-            ErrorKind::LimitExceeded
-        } else {
-            ErrorKind::Validation
-        };
-        Error::new(kind, err.code(), err.to_string())
+        Error::new(err.code(), err.to_string())
     }
 }

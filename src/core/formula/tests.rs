@@ -532,7 +532,7 @@ fn constant_errors_are_found_before_any_input() {
         Formula::parse(s)
             .unwrap()
             .constant_error()
-            .map(|e| e.code())
+            .map(|e| e.code().as_str())
     };
     assert_eq!(err("1 / 0"), Some("formula_division_by_zero"));
     assert_eq!(err("${price} + 1 / 0"), Some("formula_division_by_zero"));

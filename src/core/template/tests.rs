@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use proptest::prelude::*;
 
 use super::*;
+use crate::ErrorKind;
 
 /// The resolver of the table: a few names, one of them bound to "".
 fn lookup(name: &str) -> Option<Cow<'static, str>> {

@@ -8,7 +8,7 @@ use crate::core::campaign::model::Campaign;
 use crate::core::engine::stacking;
 use crate::core::limits::{MAX_ACTION_REFS, MAX_REF_CODE_LEN};
 use crate::store::{CampaignStore, RedemptionStore};
-use crate::{Error, ErrorKind, FieldError, Result};
+use crate::{Error, ErrorCode, FieldError, Result};
 
 impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
     /// Refuses (409 `stacking_conflict`) a redeem of `campaign` together
@@ -26,8 +26,11 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
         }
         if with.len() > MAX_ACTION_REFS {
             let message = format!("withCampaigns names more than {MAX_ACTION_REFS} campaigns");
-            return Err(Error::limit("request_too_large", message.clone())
-                .with_fields(vec![FieldError::new("withCampaigns", "too_many", message)]));
+            return Err(
+                Error::new(ErrorCode::RequestTooLarge, message.clone()).with_fields(vec![
+                    FieldError::new("withCampaigns", ErrorCode::TooMany, message),
+                ]),
+            );
         }
         let mut others = Vec::with_capacity(with.len());
         let mut problems = Vec::new();
@@ -41,17 +44,14 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
                 Some(c) => others.push(c),
                 None => problems.push(FieldError::new(
                     format!("withCampaigns[{i}]"),
-                    "unknown_campaign",
+                    ErrorCode::UnknownCampaign,
                     format!("no campaign with refCode {code:?}"),
                 )),
             }
         }
         if !problems.is_empty() {
             let message = problems[0].message.clone();
-            return Err(
-                Error::new(ErrorKind::Validation, "unknown_campaign", message)
-                    .with_fields(problems),
-            );
+            return Err(Error::new(ErrorCode::UnknownCampaign, message).with_fields(problems));
         }
         let others: Vec<&Campaign> = others.iter().collect();
         stacking::check_combination(campaign, &others)

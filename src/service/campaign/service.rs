@@ -18,6 +18,7 @@ use crate::core::campaign::zones::TimeZones;
 use crate::core::clock::Clock;
 use crate::core::engine::validate::{build, Stamp};
 use crate::core::engine::{self, stacking, CompiledCampaign, Engine};
+use crate::core::error::ErrorCode;
 use crate::core::limits::{MAX_CAMPAIGNS_PER_PROJECT, MAX_REF_CODE_LEN};
 use crate::store::{
     check_page_size, CampaignQuery, CampaignStore, Page, RedeemOutcome, RedemptionPlan,
@@ -99,8 +100,8 @@ impl<S> std::fmt::Debug for CampaignService<S> {
 }
 
 fn campaign_not_found(what: impl std::fmt::Display) -> Error {
-    Error::not_found(
-        "campaign_not_found",
+    Error::new(
+        ErrorCode::CampaignNotFound,
         format!("no campaign {what} in this project"),
     )
 }
@@ -202,8 +203,8 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
             .ok_or_else(|| campaign_not_found(id))?;
         if let Some(v) = input.version {
             if v != existing.version {
-                return Err(Error::conflict(
-                    "stale_version",
+                return Err(Error::new(
+                    ErrorCode::StaleVersion,
                     format!("the campaign is at version {}, not {v}; reload it and apply the change again", existing.version),
                 ));
             }
@@ -361,17 +362,17 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
         // Everything of the request may end up stored: refuse NUL first.
         crate::core::wire::reject_nul(request)?;
         if request.campaign_code.trim().is_empty() {
-            return Err(Error::invalid_field(
+            return Err(Error::validation(vec![crate::FieldError::new(
                 "campaignCode",
-                "required",
+                ErrorCode::Required,
                 "campaignCode is required",
-            ));
+            )]));
         }
         if let Some(key) = &request.idempotency_key {
             if key.is_empty() || key.len() > MAX_REF_CODE_LEN {
                 return Err(Error::invalid_field(
                     "idempotencyKey",
-                    "invalid_idempotency_key",
+                    ErrorCode::InvalidIdempotencyKey,
                     format!("an idempotency key has 1 to {MAX_REF_CODE_LEN} bytes"),
                 ));
             }
@@ -429,8 +430,8 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
                 replayed: false,
             }),
             RedeemOutcome::Replayed(r) => replay(r, request),
-            RedeemOutcome::QuotaExceeded { key, used, limit } => Err(Error::conflict(
-                "quota_exceeded",
+            RedeemOutcome::QuotaExceeded { key, used, limit } => Err(Error::new(
+                ErrorCode::QuotaExceeded,
                 format!("quota {key:?} is exhausted: {used} of {limit} used"),
             )),
         }
@@ -477,8 +478,8 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
             Err(_) => self.usage.forget_project(project),
         }
         cancelled?.ok_or_else(|| {
-            Error::not_found(
-                "redemption_not_found",
+            Error::new(
+                ErrorCode::RedemptionNotFound,
                 format!("no redemption {id} in this project"),
             )
         })
@@ -487,8 +488,8 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
     /// One redemption.
     pub async fn redemption(&self, project: &str, id: Uuid) -> Result<Redemption> {
         self.store.redemption(project, id).await?.ok_or_else(|| {
-            Error::not_found(
-                "redemption_not_found",
+            Error::new(
+                ErrorCode::RedemptionNotFound,
                 format!("no redemption {id} in this project"),
             )
         })
@@ -534,19 +535,17 @@ fn replay(stored: Redemption, request: &RedeemRequest) -> Result<RedeemResult> {
     };
     if !same {
         return Err(Error::new(
-            crate::ErrorKind::Validation,
-            "idempotency_key_reused",
+            ErrorCode::IdempotencyKeyReused,
             "this idempotency key was used for another request; use a new key for another redemption",
         ).with_fields(vec![crate::FieldError::new(
             "idempotencyKey",
-            "idempotency_key_reused",
+            ErrorCode::IdempotencyKeyReused,
             "this idempotency key was used for another request",
         )]));
     }
     if stored.campaign_code != request.campaign_code {
         return Err(Error::new(
-            crate::ErrorKind::Validation,
-            "idempotency_key_reused",
+            ErrorCode::IdempotencyKeyReused,
             format!(
                 "this idempotency key was used for campaign {:?}; use a new key for another redemption",
                 stored.campaign_code

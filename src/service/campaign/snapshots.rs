@@ -206,7 +206,7 @@ impl Snapshots {
                 *lock(&slot.failure) = None;
                 let checked = self.check(store, project, &slot, zone).await;
                 if let Err(e) = &checked {
-                    *lock(&slot.failure) = Some(crate::Error::new(e.kind(), e.code(), e.message()));
+                    *lock(&slot.failure) = Some(e.clone());
                 }
                 return checked;
             }
@@ -217,7 +217,7 @@ impl Snapshots {
             }
             slot.flight.landed().await;
             if let Some(e) = lock(&slot.failure).as_ref() {
-                return Err(crate::Error::new(e.kind(), e.code(), e.message()));
+                return Err(e.clone());
             }
         }
     }

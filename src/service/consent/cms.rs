@@ -13,7 +13,7 @@ use crate::core::consent::query::ContentQuery;
 use crate::core::consent::validate::{self, Form};
 use crate::core::error::Problems;
 use crate::store::{ConsentStore, Page};
-use crate::{Error, ErrorKind, Result};
+use crate::{Error, ErrorCode, ErrorKind, Result};
 
 /// How often a replace that names no version is tried when other writers
 /// keep appending between its read and its append. Each failed attempt
@@ -61,14 +61,14 @@ impl<S: ConsentStore> ConsentService<S> {
         crate::core::limits::check_project_id(project)?;
         let t = ContentType::from_path(content_type)?;
         if t == ContentType::ConsentAcceptance {
-            return Err(Error::bad_request(
-                "import_not_supported",
+            return Err(Error::new(
+                ErrorCode::ImportNotSupported,
                 "acceptances are not imported: they stay where they were recorded",
             ));
         }
         if id.trim().is_empty() || id.len() > crate::core::limits::MAX_CONTENT_ID_LEN {
-            return Err(Error::bad_request(
-                "invalid_content_id",
+            return Err(Error::new(
+                ErrorCode::InvalidContentId,
                 format!(
                     "a content id is 1 to {} bytes",
                     crate::core::limits::MAX_CONTENT_ID_LEN
@@ -216,8 +216,7 @@ impl<S: ConsentStore> ConsentService<S> {
                 Err(e) if e.kind() == ErrorKind::Conflict && expected.is_none() => {
                     if attempt >= REPLACE_ATTEMPTS {
                         return Err(Error::new(
-                            ErrorKind::Unavailable,
-                            "write_contention",
+                            ErrorCode::WriteContention,
                             "too many concurrent writes to this record; retry",
                         ));
                     }
@@ -281,7 +280,7 @@ impl<S: ConsentStore> ConsentService<S> {
         if found.is_none() {
             problems.push(
                 "data.privacyNoticeRef",
-                "unknown_privacy_notice",
+                ErrorCode::UnknownPrivacyNotice,
                 format!("there is no privacy notice {notice:?} in this project"),
             );
         }
@@ -322,7 +321,7 @@ impl<S: ConsentStore> ConsentService<S> {
             Some(in_force) => integrity::acceptance_create(data, &in_force, now, problems),
             None => problems.push(
                 "data.consentId",
-                "unknown_consent",
+                ErrorCode::UnknownConsent,
                 format!("there is no consent {consent_id:?} in this project"),
             ),
         }
@@ -387,15 +386,15 @@ fn content_not_found(t: ContentType, id: &str) -> Error {
     } else {
         format!("{id:?}")
     };
-    Error::not_found(
-        "content_not_found",
+    Error::new(
+        ErrorCode::ContentNotFound,
         format!("there is no {t} with id {shown} in this project"),
     )
 }
 
 fn stale_version(stored: i64, expected: i64) -> Error {
-    Error::conflict(
-        "stale_version",
+    Error::new(
+        ErrorCode::StaleVersion,
         format!("the record is at version {stored}, not {expected}; read it again and repeat the change"),
     )
 }

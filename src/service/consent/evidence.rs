@@ -14,7 +14,7 @@ use crate::core::consent::ledger::{self, LedgerHead, LedgerReport};
 use crate::core::consent::model::{PurposeEvent, SubjectState};
 use crate::core::consent::validate;
 use crate::store::{ConsentStore, Page, StoredEntry, MAX_PAGE_SIZE};
-use crate::{Error, Result};
+use crate::{Error, ErrorCode, Result};
 
 /// `dataSubject` is required and within its length limit (as on the
 /// application-facing reads).
@@ -53,8 +53,8 @@ impl<S: ConsentStore> ConsentService<S> {
     ) -> Result<Page<SubjectEvent>> {
         check_subject(data_subject)?;
         if query.size == 0 || query.size > MAX_PAGE_SIZE {
-            return Err(Error::bad_request(
-                "invalid_page_size",
+            return Err(Error::new(
+                ErrorCode::InvalidPageSize,
                 format!("size must be between 1 and {MAX_PAGE_SIZE}"),
             ));
         }
@@ -142,8 +142,8 @@ impl<S: ConsentStore> ConsentService<S> {
             .into_iter()
             .find(|r| r.version == version)
             .ok_or_else(|| {
-                Error::not_found(
-                    "content_not_found",
+                Error::new(
+                    ErrorCode::ContentNotFound,
                     format!("record {id:?} has no version {version}"),
                 )
             })
@@ -207,8 +207,8 @@ impl<S: ConsentStore> ConsentService<S> {
             Some(v) => versions.into_iter().find(|r| r.version == v),
         }
         .ok_or_else(|| {
-            Error::not_found(
-                "content_not_found",
+            Error::new(
+                ErrorCode::ContentNotFound,
                 format!("acceptance {id:?} has no such version"),
             )
         })?;
@@ -292,8 +292,8 @@ impl<S: ConsentStore> ConsentService<S> {
     pub async fn erase_subject(&self, project: &str, data_subject: &str) -> Result<ErasureReport> {
         check_subject(data_subject)?;
         let key = self.pseudonym_key.as_ref().ok_or_else(|| {
-            Error::conflict(
-                "erasure_not_configured",
+            Error::new(
+                ErrorCode::ErasureNotConfigured,
                 "erasure needs a pseudonym key in the server's configuration",
             )
         })?;

@@ -25,6 +25,7 @@ use crate::core::consent::model::{
 use crate::core::consent::query::ContentQuery;
 use crate::core::consent::rules::{self, AcceptanceVersion};
 use crate::core::consent::validate;
+use crate::core::error::ErrorCode;
 use crate::core::error::Problems;
 use crate::store::ConsentStore;
 use crate::{Error, Result};
@@ -60,8 +61,8 @@ fn text(v: Option<&String>) -> String {
 }
 
 fn consent_not_found(id: &str) -> Error {
-    Error::not_found(
-        "consent_not_found",
+    Error::new(
+        ErrorCode::ConsentNotFound,
         format!("there is no consent {id:?} in this project"),
     )
 }
@@ -164,8 +165,8 @@ impl<S: ConsentStore> ConsentService<S> {
         };
         match found {
             Some(n) if n.status == NoticeStatus::Published => Ok(n),
-            _ => Err(Error::not_found(
-                "privacy_notice_not_found",
+            _ => Err(Error::new(
+                ErrorCode::PrivacyNoticeNotFound,
                 format!("there is no published privacy notice {id:?} in this project"),
             )),
         }
@@ -212,7 +213,7 @@ impl<S: ConsentStore> ConsentService<S> {
         if consent.application != app {
             return Err(Error::invalid_field(
                 "consentId",
-                "consent_not_in_app",
+                ErrorCode::ConsentNotInApp,
                 format!("consent {consent_id:?} does not belong to application {app:?}"),
             ));
         }
@@ -332,8 +333,8 @@ impl<S: ConsentStore> ConsentService<S> {
         let consents = self.consents_of_app(project, &app).await?;
         let notices = self.notices_of(project, &consents).await?;
         let owner = rules::owning_consent(&consents, &notices, &code).ok_or_else(|| {
-            Error::not_found(
-                "purpose_not_found",
+            Error::new(
+                ErrorCode::PurposeNotFound,
                 format!("{code:?} is not a purpose of an offered consent of application {app:?}"),
             )
         })?;
@@ -376,8 +377,8 @@ impl<S: ConsentStore> ConsentService<S> {
         );
         let consents = self.consents_of_app(project, &app).await?;
         if !consents.iter().any(|c| c.purposes.contains(&code)) {
-            return Err(Error::not_found(
-                "purpose_not_found",
+            return Err(Error::new(
+                ErrorCode::PurposeNotFound,
                 format!("{code:?} is not a purpose of a consent of application {app:?}"),
             ));
         }

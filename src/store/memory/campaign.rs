@@ -14,7 +14,7 @@ use crate::store::{
     CampaignQuery, CampaignSort, CampaignStore, Page, Period, RedeemOutcome, RedemptionPlan,
     RedemptionQuery, RedemptionStore, SortDirection,
 };
-use crate::{Error, Result};
+use crate::{Error, ErrorCode, Result};
 
 #[derive(Debug, Default)]
 pub(super) struct State {
@@ -54,8 +54,8 @@ impl State {
 }
 
 fn duplicate_code(campaign: &Campaign) -> Error {
-    Error::conflict(
-        "duplicate_ref_code",
+    Error::new(
+        ErrorCode::DuplicateRefCode,
         format!(
             "a campaign with refCode {:?} already exists in this project",
             campaign.ref_code
@@ -130,8 +130,8 @@ impl CampaignStore for MemoryStore {
         }
         let key = (campaign.project_id.clone(), campaign.id);
         if s.campaigns.contains_key(&key) {
-            return Err(Error::conflict(
-                "duplicate_id",
+            return Err(Error::new(
+                ErrorCode::DuplicateId,
                 "a campaign with this id already exists",
             ));
         }
@@ -151,7 +151,7 @@ impl CampaignStore for MemoryStore {
         let mut s = lock(&self.campaigns);
         let key = (campaign.project_id.clone(), campaign.id);
         let Some(stored) = s.campaigns.get(&key) else {
-            return Err(Error::not_found("campaign_not_found", "no such campaign"));
+            return Err(Error::new(ErrorCode::CampaignNotFound, "no such campaign"));
         };
         if stored.version != expected_version {
             return Err(stale(stored.version, expected_version));
@@ -233,8 +233,8 @@ impl CampaignStore for MemoryStore {
 }
 
 pub(crate) fn stale(stored: i64, expected: i64) -> Error {
-    Error::conflict(
-        "stale_version",
+    Error::new(
+        ErrorCode::StaleVersion,
         format!("the campaign is at version {stored}, not {expected}; reload it and apply the change again"),
     )
 }

@@ -10,7 +10,7 @@ use crate::core::consent::erasure::{self, ErasureCounts};
 use crate::core::consent::ledger::{self, LedgerHead, Unsealed};
 use crate::core::consent::{ContentQuery, ContentRecord, ContentType, ContentWrite, PurposeEvent};
 use crate::store::{ConsentLedger, ContentStore, LedgerStore, Page, StoredEntry};
-use crate::{Error, Result};
+use crate::{Error, ErrorCode, Result};
 
 /// The consent half of the memory store.
 #[derive(Debug, Default)]
@@ -94,8 +94,8 @@ impl ContentStore for MemoryStore {
             .project(&write.project_id)
             .is_some_and(|p| p.content.contains_key(&key));
         if exists {
-            return Err(Error::conflict(
-                "duplicate_content_id",
+            return Err(Error::new(
+                ErrorCode::DuplicateContentId,
                 "a content record with this id already exists",
             ));
         }
@@ -132,14 +132,14 @@ impl ContentStore for MemoryStore {
             .and_then(|p| p.content.get(&key))
             .and_then(|v| v.last())
         else {
-            return Err(Error::not_found(
-                "content_not_found",
+            return Err(Error::new(
+                ErrorCode::ContentNotFound,
                 format!("there is no {} with id {:?}", write.content_type, write.id),
             ));
         };
         if current.version != expected_version {
-            return Err(Error::conflict(
-                "stale_version",
+            return Err(Error::new(
+                ErrorCode::StaleVersion,
                 format!(
                     "the record is at version {}, not {expected_version}",
                     current.version
@@ -272,8 +272,8 @@ impl ConsentLedger for MemoryStore {
             .project(&event.project_id)
             .is_some_and(|p| p.events.iter().any(|e| e.id == event.id));
         if exists {
-            return Err(Error::conflict(
-                "duplicate_event_id",
+            return Err(Error::new(
+                ErrorCode::DuplicateEventId,
                 "a purpose event with this id already exists",
             ));
         }

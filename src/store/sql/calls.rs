@@ -467,7 +467,7 @@ pub(crate) use store_calls;
 use std::future::Future;
 use std::time::Duration;
 
-use crate::{Error, ErrorKind, Result};
+use crate::{Error, ErrorCode, Result};
 
 /// Runs `work` as a task of its own and waits for it, `wait` at most when
 /// given: the caller going away (or giving up) does not stop the work.
@@ -502,8 +502,7 @@ where
 /// The error of a caller that stopped waiting for a write still running.
 fn outcome_unknown(wait: Duration) -> Error {
     Error::new(
-        ErrorKind::Unavailable,
-        "store_timeout",
+        ErrorCode::StoreTimeout,
         format!(
             "the store did not answer within {} ms; the write may still complete: \
              retry with the same idempotency key, or read before writing again",
@@ -516,8 +515,7 @@ fn outcome_unknown(wait: Duration) -> Error {
 #[cfg(feature = "postgres")]
 pub(crate) fn read_timed_out(limit: Duration) -> Error {
     Error::new(
-        ErrorKind::Unavailable,
-        "store_timeout",
+        ErrorCode::StoreTimeout,
         format!("the store did not answer within {} ms", limit.as_millis()),
     )
 }
@@ -525,6 +523,7 @@ pub(crate) fn read_timed_out(limit: Duration) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ErrorKind;
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
 

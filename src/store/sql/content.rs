@@ -18,36 +18,37 @@ use serde_json::{Map, Number, Value};
 use super::corrupt;
 use crate::core::consent::query::{instant_text, plain_decimal};
 use crate::core::consent::ContentType;
+use crate::core::error::ErrorCode;
 use crate::{Error, Result};
 
 /// A second record with the same (project, type, id).
 pub(crate) fn duplicate_content_id() -> Error {
-    Error::conflict(
-        "duplicate_content_id",
+    Error::new(
+        ErrorCode::DuplicateContentId,
         "a content record with this id already exists",
     )
 }
 
 /// A replace of a record that does not exist.
 pub(crate) fn content_not_found(t: ContentType, id: &str) -> Error {
-    Error::not_found(
-        "content_not_found",
+    Error::new(
+        ErrorCode::ContentNotFound,
         format!("there is no {t} with id {id:?}"),
     )
 }
 
 /// A replace that did not build on the current version.
 pub(crate) fn stale_content_version(stored: i64, expected: i64) -> Error {
-    Error::conflict(
-        "stale_version",
+    Error::new(
+        ErrorCode::StaleVersion,
         format!("the record is at version {stored}, not {expected}"),
     )
 }
 
 /// A second purpose event with the same (project, id).
 pub(crate) fn duplicate_event_id() -> Error {
-    Error::conflict(
-        "duplicate_event_id",
+    Error::new(
+        ErrorCode::DuplicateEventId,
         "a purpose event with this id already exists",
     )
 }

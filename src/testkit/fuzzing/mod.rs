@@ -1,7 +1,7 @@
 //! Fuzzing harnesses: what each `cargo fuzz` target of `fuzz/` runs on one
 //! input, with the invariants it asserts.
 //!
-//! They live in the crate, not in `fuzz/`, so that `tests/fuzz_regressions.rs`
+//! They live in the crate, not in `fuzz/`, so that `tests/it/fuzz_regressions.rs`
 //! replays a committed crashing input through exactly the code the fuzzer
 //! ran. Not part of the API: hidden from the docs, free to change.
 //!

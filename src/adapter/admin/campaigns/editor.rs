@@ -16,6 +16,7 @@ use crate::adapter::admin::guard::{render, Ctx, Fail, Form};
 use crate::adapter::admin::view::{project_base, Nav};
 use crate::adapter::admin::Admin;
 use crate::adapter::http::{scope, HttpStore};
+use crate::core::error::ErrorCode;
 use crate::core::error::FieldError;
 use crate::ErrorKind;
 
@@ -197,7 +198,7 @@ fn field_errors(e: crate::Error) -> Result<Vec<FieldError>, crate::Error> {
         (ErrorKind::Validation, _) if !e.fields().is_empty() => Ok(e.fields().to_vec()),
         (ErrorKind::Conflict, "duplicate_ref_code") => Ok(vec![FieldError::new(
             "refCode",
-            "duplicate_ref_code",
+            ErrorCode::DuplicateRefCode,
             e.message(),
         )]),
         _ => Err(e),

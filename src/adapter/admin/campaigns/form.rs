@@ -13,6 +13,7 @@ use crate::core::campaign::{
     AllocateMethod, BenefitCap, CampaignInput, CampaignStatus, CapScope, Condition, ConditionType,
     DataItem, MatchKind, Op, Quota, Rule, Stacking, Then, ThenOperator, ValueType, WhenGroup,
 };
+use crate::core::error::ErrorCode;
 use crate::core::error::FieldError;
 
 /// A condition as typed.
@@ -373,7 +374,7 @@ impl Draft {
         let mut time = |field: &str, s: &str| match view::parse_input(s, offset) {
             Ok(t) => t,
             Err(m) => {
-                problems.push(FieldError::new(field, "invalid_timestamp", m));
+                problems.push(FieldError::new(field, ErrorCode::InvalidTimestamp, m));
                 None
             }
         };
@@ -449,7 +450,7 @@ impl Draft {
                 if n.is_none() {
                     problems.push(FieldError::new(
                         "priority",
-                        "invalid_priority",
+                        ErrorCode::InvalidPriority,
                         "priority is a whole number, 1 (the highest) or more",
                     ));
                 }
@@ -465,7 +466,7 @@ impl Draft {
                 if value.is_none() {
                     problems.push(FieldError::new(
                         format!("quotas[{i}].value"),
-                        "invalid_number",
+                        ErrorCode::InvalidNumber,
                         "the limit is a number (100, or 2500.50 when it sums a value field)",
                     ));
                 }
@@ -628,7 +629,7 @@ impl ThenDraft {
             if n.is_none() {
                 problems.push(FieldError::new(
                     format!("{path}.cap.max"),
-                    "invalid_number",
+                    ErrorCode::InvalidNumber,
                     "the cap is an amount (50, or 12.50)",
                 ));
             }

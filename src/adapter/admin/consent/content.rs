@@ -393,7 +393,7 @@ pub async fn create<S: HttpStore>(
 /// A validation error's fields, or the error itself as one problem.
 fn fields_of(e: &crate::Error) -> Vec<FieldError> {
     if e.fields().is_empty() {
-        vec![FieldError::new("data", e.code(), e.message())]
+        vec![FieldError::new("data", e.error_code(), e.message())]
     } else {
         e.fields().to_vec()
     }

@@ -68,6 +68,7 @@ pub(super) const RESPONSE_OPTIONAL: &[(&str, &str)] = &[
     ("BenefitCap", "scope"),
     ("LineShare", "sku"),
     ("Stacking", "group"),
+    ("FieldError", "span"),
 ];
 
 /// What every decimal carried as a JSON number says about itself.

@@ -12,6 +12,7 @@ use utoipa::OpenApi;
 
 use super::error::{Problem, PROBLEM_JSON};
 use super::{campaign, consent, content, evidence, ops};
+use crate::core::error::{Appears, ErrorCode, ErrorKind};
 
 /// The OpenAPI document of the router.
 #[derive(OpenApi)]
@@ -60,6 +61,7 @@ use super::{campaign, consent, content, evidence, ops};
     components(schemas(
         Problem,
         crate::FieldError,
+        crate::core::error::Span,
         ops::Health,
         crate::core::consent::ReducedEnvelope,
         content::ContentTypeName,
@@ -76,22 +78,60 @@ use super::{campaign, consent, content, evidence, ops};
 )]
 pub(crate) struct ApiDoc;
 
-/// The problem responses an operation may give, by status, with when.
-const PROBLEMS: &[ProblemResponse] = &[
-    p("400", "BadRequest", "Malformed JSON, a value of the wrong type (errors name the field), or a bad query parameter", When::Bearer),
-    p("401", "Unauthorized", "Missing, malformed, badly signed or expired token; the WWW-Authenticate header says which", When::Bearer),
-    p("403", "Forbidden", "The token lacks a scope of the route, or the path's project is not in its projects claim", When::Bearer),
-    p("404", "NotFound", "No such resource in this project", When::Bearer),
-    p("408", "RequestTimeout", "The request head or body did not arrive in time (body_timeout); the connection is closed", When::Always),
-    p("413", "ContentTooLarge", "Body over 1 MiB, or a request over a size or work limit", When::Bearer),
-    p("414", "UriTooLong", "The request target (path and query) is longer than the limit", When::Always),
-    p("415", "UnsupportedMediaType", "A body without Content-Type: application/json", When::Body),
-    p("422", "UnprocessableContent", "Semantic validation failed; errors lists every problem with its field path", When::Bearer),
-    p("429", "TooManyRequests", "A rate limit of the project or of the token is reached (problem rate_limited; only when the server sets limits); retry after Retry-After seconds", When::Bearer),
-    p("431", "RequestHeaderFieldsTooLarge", "The request head has too many or too large header fields", When::Always),
-    p("500", "InternalError", "A bug; details are logged, never sent", When::Always),
-    p("503", "Unavailable", "The store is unreachable, or the server is at its connection limit; retry after Retry-After seconds", When::Always),
-];
+/// The problem response of an error class: its component name, which
+/// operations may give it and when (`None`: no shared response, as a 405
+/// only answers a method no operation has, and the operations that may
+/// conflict say so in their own responses). The codes of each
+/// class come from the catalogue ([`ErrorCode`]).
+fn response_of(kind: ErrorKind) -> Option<(&'static str, When, &'static str)> {
+    Some(match kind {
+        ErrorKind::BadRequest => ("BadRequest", When::Bearer, "Malformed JSON, a value of the wrong type (errors name the field), or a bad query parameter"),
+        ErrorKind::Unauthorized => ("Unauthorized", When::Bearer, "Missing, malformed, badly signed or expired token; the WWW-Authenticate header says which"),
+        ErrorKind::Forbidden => ("Forbidden", When::Bearer, "The token lacks a scope of the route, or the path's project is not in its projects claim"),
+        ErrorKind::NotFound => ("NotFound", When::Bearer, "No such resource in this project"),
+        ErrorKind::Timeout => ("RequestTimeout", When::Always, "The request head or body did not arrive in time; the connection is closed"),
+        // A 405 answers a method no operation has; the operations that
+        // may conflict document their 409 themselves.
+        ErrorKind::MethodNotAllowed | ErrorKind::Conflict => return None,
+        ErrorKind::LimitExceeded => ("ContentTooLarge", When::Bearer, "Body over 1 MiB, or a request over a size or work limit"),
+        ErrorKind::UriTooLong => ("UriTooLong", When::Always, "The request target (path and query) is longer than the limit"),
+        ErrorKind::UnsupportedMediaType => ("UnsupportedMediaType", When::Body, "A body without Content-Type: application/json"),
+        ErrorKind::Validation => ("UnprocessableContent", When::Bearer, "Semantic validation failed; errors lists every problem with its field path"),
+        ErrorKind::RateLimited => ("TooManyRequests", When::Bearer, "A rate limit of the project or of the token is reached (only when the server sets limits); retry after Retry-After seconds"),
+        ErrorKind::HeaderFieldsTooLarge => ("RequestHeaderFieldsTooLarge", When::Always, "The request head has too many or too large header fields"),
+        ErrorKind::Internal => ("InternalError", When::Always, "A bug; details are logged, never sent"),
+        ErrorKind::Unavailable => ("Unavailable", When::Always, "The store is unreachable, or the server is at its connection limit; retry after Retry-After seconds"),
+    })
+}
+
+/// One problem response: status, component name, description, when.
+struct ProblemResponse {
+    status: String,
+    name: &'static str,
+    description: String,
+    when: When,
+}
+
+/// The problem responses, one per error class, each listing its codes.
+fn problem_responses() -> Vec<ProblemResponse> {
+    ErrorKind::ALL
+        .iter()
+        .filter_map(|&kind| {
+            let (name, when, summary) = response_of(kind)?;
+            let codes: Vec<String> = ErrorCode::ALL
+                .iter()
+                .filter(|c| c.kind() == kind && c.appears().as_problem())
+                .map(|c| format!("`{c}`"))
+                .collect();
+            Some(ProblemResponse {
+                status: kind.status().to_string(),
+                name,
+                description: format!("{summary}. Codes: {} (docs/errors.md).", codes.join(", ")),
+                when,
+            })
+        })
+        .collect()
+}
 
 /// Which operations may give a problem status.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -104,26 +144,25 @@ enum When {
     Body,
 }
 
-/// One problem response: status, component name, description, when.
-struct ProblemResponse {
-    status: &'static str,
-    name: &'static str,
-    description: &'static str,
-    when: When,
-}
-
-const fn p(
-    status: &'static str,
-    name: &'static str,
-    description: &'static str,
-    when: When,
-) -> ProblemResponse {
-    ProblemResponse {
-        status,
-        name,
-        description,
-        when,
-    }
+/// The `code` enums of the problem and field error schemas, from the
+/// catalogue.
+fn add_codes(components: &mut Value) {
+    let codes = |keep: fn(Appears) -> bool| -> Vec<&'static str> {
+        ErrorCode::ALL
+            .iter()
+            .filter(|c| keep(c.appears()))
+            .map(|c| c.as_str())
+            .collect()
+    };
+    let problem_code = &mut components["schemas"]["Problem"]["properties"]["code"];
+    problem_code["enum"] = json!(codes(Appears::as_problem));
+    problem_code["description"] = json!(
+        "Stable code clients may match on; docs/errors.md lists each with its status and meaning."
+    );
+    let field_code = &mut components["schemas"]["FieldError"]["properties"]["code"];
+    field_code["enum"] = json!(codes(Appears::as_field));
+    field_code["description"] =
+        json!("Stable code of the problem with this field; docs/errors.md lists each.");
 }
 
 /// The document as served: the derived one, with the security scheme, the
@@ -145,11 +184,13 @@ fn add_common(doc: &mut Value) {
         "bearerFormat": "JWT",
         "description": "A JWT (HS256, RS256 or ES256, as configured) with sub, exp, scope (space-separated) and projects (array of project ids, or [\"*\"]). The scopes an operation needs are listed in its security requirement.",
     });
-    for problem in PROBLEMS {
+    add_codes(components);
+    let problems = problem_responses();
+    for problem in &problems {
         let mut response = json!({"description": problem.description, "content": {}});
         response["content"][PROBLEM_JSON] =
             json!({"schema": {"$ref": "#/components/schemas/Problem"}});
-        match problem.status {
+        match problem.status.as_str() {
             "401" => {
                 response["headers"] = json!({"WWW-Authenticate": {
                     "description": "Bearer, with error=\"invalid_token\" and an error_description when a token was sent (RFC 6750)",
@@ -184,15 +225,15 @@ fn add_common(doc: &mut Value) {
         for op in item.values_mut() {
             let bearer = op["security"].as_array().is_some_and(|s| !s.is_empty());
             let body = op.get("requestBody").is_some();
-            for problem in PROBLEMS {
+            for problem in &problems {
                 let applies = match problem.when {
                     When::Always => true,
                     When::Bearer => bearer,
                     When::Body => body,
                 };
                 let responses = &mut op["responses"];
-                if applies && responses.get(problem.status).is_none() {
-                    responses[problem.status] =
+                if applies && responses.get(&problem.status).is_none() {
+                    responses[problem.status.as_str()] =
                         json!({"$ref": format!("#/components/responses/{}", problem.name)});
                 }
             }
@@ -243,5 +284,40 @@ mod tests {
         assert!(health["responses"].get("503").is_some());
         let unauthorized = &doc["components"]["responses"]["Unauthorized"];
         assert!(unauthorized["headers"].get("WWW-Authenticate").is_some());
+    }
+
+    #[test]
+    fn the_codes_are_the_catalogue() {
+        let doc = document();
+        let schemas = &doc["components"]["schemas"];
+        let listed = |schema: &str| -> Vec<String> {
+            serde_json::from_value(schemas[schema]["properties"]["code"]["enum"].clone())
+                .unwrap_or_else(|e| panic!("{schema}.code has no enum: {e}"))
+        };
+        let problems = listed("Problem");
+        let fields = listed("FieldError");
+        for &code in ErrorCode::ALL {
+            let name = code.as_str().to_owned();
+            assert_eq!(
+                problems.contains(&name),
+                code.appears().as_problem(),
+                "{code}"
+            );
+            assert_eq!(fields.contains(&name), code.appears().as_field(), "{code}");
+            if code.appears().as_problem() {
+                let status = code.kind().status().to_string();
+                let search = &doc["paths"]["/campaign/api/projects/{projId}/search"]["post"];
+                let Some(reference) = search["responses"][&status]["$ref"].as_str() else {
+                    continue; // a 405: no documented operation gives it
+                };
+                let name = reference.rsplit('/').next().unwrap();
+                let description = doc["components"]["responses"][name]["description"]
+                    .as_str()
+                    .unwrap();
+                assert!(description.contains(&format!("`{code}`")), "{code}");
+            }
+        }
+        let span = &schemas["FieldError"]["properties"]["span"];
+        assert!(!span.is_null(), "FieldError has its span");
     }
 }

@@ -138,7 +138,10 @@ impl Phase {
 /// A complete HTTP/1.1 response carrying the problem of `status`
 /// ([`ApiError::http_layer`]), closing the connection.
 pub(super) fn problem_response(status: StatusCode) -> Vec<u8> {
-    let problem = ApiError::http_layer(status).problem();
+    let refusal = ApiError::http_layer(status);
+    // A status the catalogue has no refusal for is answered as its 400.
+    let status = refusal.status();
+    let problem = refusal.problem();
     let body = serde_json::to_vec(&problem).unwrap_or_default();
     let mut out = format!(
         "HTTP/1.1 {} {}\r\ncontent-type: {}\r\ncontent-length: {}\r\nconnection: close\r\n",

@@ -273,7 +273,7 @@ fn invalid_caps_are_refused_at_save() {
     let problems = CompiledCampaign::compile(&c).unwrap_err();
     let got: Vec<(String, String)> = problems
         .iter()
-        .map(|p| (p.field.clone(), p.code.clone()))
+        .map(|p| (p.field.clone(), p.code.to_string()))
         .collect();
     let p = "rules[0].then[0]";
     assert_eq!(

@@ -1,0 +1,165 @@
+//! The store behaviour suites (campaign and consent) on SQLite: a temporary
+//! database file per test. Also: two OS processes sharing one file, and
+//! durability across a reopen.
+#![cfg(all(feature = "sqlite", feature = "memory"))] // the memory store is the reference model
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+
+use accord::store::sqlite::SqliteStore;
+
+use crate::suite;
+
+use suite::campaign_store::{
+    assert_shared_quota, durability_check, durability_write, shared_quota_campaign,
+};
+use suite::workers::{run_worker, spawn_workers, two_jobs, Job};
+
+async fn fixture() -> Option<(Arc<SqliteStore>, suite::Guard)> {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path().join("accord.db").to_str().unwrap())
+        .await
+        .unwrap();
+    Some((Arc::new(store), Box::new(dir)))
+}
+
+suite::campaign_store::campaign_store_tests!(fixture);
+suite::services::services_tests!(fixture);
+suite::promotions::promotions_tests!(fixture);
+
+mod consent {
+    crate::suite::consent::consent_suite!(super::fixture);
+}
+
+/// `SqliteStore` provides every storage role (checked at compile time).
+#[test]
+fn sqlite_store_is_a_store() {
+    fn is_store<S: accord::store::Store>() {}
+    is_store::<SqliteStore>();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn in_memory_database_passes_a_smoke_run() {
+    let store = Arc::new(SqliteStore::open_in_memory().await.unwrap());
+    suite::campaign_store::redeem_records_with_charges(Arc::clone(&store)).await;
+    suite::campaign_store::concurrent_redeems_never_oversell(store).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn opens_urls_and_creates_missing_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nested-name.db");
+    let url = format!("sqlite://{}", path.display());
+    let store = SqliteStore::open(&url).await.unwrap();
+    suite::campaign_store::insert_get_and_by_code(Arc::new(store.clone())).await;
+    store.close().await;
+    assert!(path.exists());
+    // Opening again runs no migration twice.
+    SqliteStore::open(path.to_str().unwrap()).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn acknowledged_writes_survive_a_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("accord.db");
+    let path = path.to_str().unwrap();
+    let store = SqliteStore::open(path).await.unwrap();
+    let written = durability_write(&store).await;
+    // Dropped without close(): whatever was acknowledged is on disk already.
+    drop(store);
+    let reopened = SqliteStore::open(path).await.unwrap();
+    durability_check(&reopened, &written).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn consent_history_survives_a_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("accord.db");
+    let path = path.to_str().unwrap();
+    let store = SqliteStore::open(path).await.unwrap();
+    let written = suite::consent::store::durability_write(&store).await;
+    drop(store);
+    let reopened = SqliteStore::open(path).await.unwrap();
+    suite::consent::store::durability_check(&reopened, &written).await;
+}
+
+/// 64 redeems against a quota of 50, split between two worker processes
+/// that each open the same SQLite file: exactly 50 succeed in total.
+#[tokio::test(flavor = "multi_thread")]
+async fn two_processes_share_one_quota() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shared.db");
+    let path = path.to_str().unwrap();
+    let barrier = dir.path().join("barrier");
+    std::fs::create_dir(&barrier).unwrap();
+    let store = SqliteStore::open(path).await.unwrap();
+    let c = shared_quota_campaign(&store).await;
+
+    let jobs = two_jobs(path, None, &c, 64, "50", &barrier);
+    let reports = spawn_workers("store_sqlite::two_process_worker", jobs).await;
+    eprintln!("sqlite workers: {reports:?}");
+    assert_eq!(reports.iter().map(|r| r.recorded).sum::<usize>(), 50);
+    assert_eq!(reports.iter().map(|r| r.exceeded).sum::<usize>(), 14);
+    assert_shared_quota(&store, &c, 50).await;
+}
+
+/// The child process of `two_processes_share_one_quota`; does nothing when
+/// run by hand without a job.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "worker process of two_processes_share_one_quota, started by it"]
+async fn two_process_worker() {
+    let Some(job) = Job::from_env() else {
+        return;
+    };
+    let store = SqliteStore::open(&job.store).await.unwrap();
+    run_worker(Arc::new(store), &job).await;
+}
+
+/// A file an older Accord migrated through sqlx (its versions in
+/// `_sqlx_migrations`): opening it moves them to `accord_migrations`
+/// without applying anything twice; a host's own sqlx migrations beside
+/// Accord's keep their table to themselves.
+#[tokio::test(flavor = "multi_thread")]
+async fn history_left_in_sqlx_migrations_is_moved_over() {
+    use sqlx::sqlite::SqliteConnectOptions;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    let options = SqliteConnectOptions::new()
+        .filename(&path)
+        .create_if_missing(true);
+    let pool = sqlx::SqlitePool::connect_with(options).await.unwrap();
+    let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations/sqlite");
+    let old = sqlx::migrate::Migrator::new(folder).await.unwrap();
+    old.run(&pool).await.unwrap();
+
+    let store = SqliteStore::open_unmigrated(path.to_str().unwrap())
+        .await
+        .unwrap();
+    assert!(store.pending_migrations().await.unwrap().is_empty());
+    store.migrate().await.unwrap();
+    let left: i64 = sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(left, 0);
+    let moved: i64 = sqlx::query_scalar("SELECT count(*) FROM accord_migrations")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(usize::try_from(moved).unwrap(), old.iter().count());
+
+    // A host's migrator on the same file now sees only its own versions.
+    let host = tempfile::tempdir().unwrap();
+    std::fs::write(
+        host.path().join("1_host.sql"),
+        "CREATE TABLE host_orders (id INTEGER PRIMARY KEY);",
+    )
+    .unwrap();
+    let host = sqlx::migrate::Migrator::new(host.path()).await.unwrap();
+    host.run(&pool).await.unwrap();
+    host.run(&pool).await.unwrap();
+    store.migrate().await.unwrap();
+    assert!(store.pending_migrations().await.unwrap().is_empty());
+    pool.close().await;
+}

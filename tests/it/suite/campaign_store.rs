@@ -1,0 +1,81 @@
+//! The campaign half of the store behaviour suite: campaign definitions,
+//! lists, the catalog version, redeem, cancel, quota usage, concurrency and
+//! durability. Every function takes the store under test and isolates itself
+//! in projects of its own (random ids), so tests run in parallel on one
+//! database.
+//!
+//! The memory store is the reference model: list tests also run every
+//! query against a fresh [`MemoryStore`](accord::store::memory::MemoryStore)
+//! loaded with the same rows and require the same page.
+//!
+//! [`campaign_store_tests!`] turns every behaviour below into a test of the
+//! runner file that invokes it (see `tests/it/suite/mod.rs`).
+
+mod catalog;
+mod concurrency;
+mod data;
+mod races;
+mod redemptions;
+
+use accord::store::{CampaignStore, RedemptionStore};
+
+pub use catalog::*;
+pub use concurrency::*;
+pub use data::*;
+pub use races::*;
+pub use redemptions::*;
+
+/// What the suite needs of a store.
+pub trait Store: CampaignStore + RedemptionStore + 'static {}
+
+impl<S: CampaignStore + RedemptionStore + 'static> Store for S {}
+
+/// Expands to one `#[tokio::test]` per behaviour of this suite.
+/// `$fixture` is an `async fn() -> Option<(Arc<S>, suite::Guard)>`: `None`
+/// skips (it must say why); the guard (a temporary directory, …) lives as
+/// long as the test.
+macro_rules! campaign_store_tests {
+    ($fixture:path) => {
+        $crate::suite::campaign_store::campaign_store_tests!(@each $fixture;
+            insert_get_and_by_code,
+            duplicate_ref_code_is_a_conflict,
+            update_checks_version,
+            delete_removes,
+            catalog_version_changes_on_every_write,
+            list_filters,
+            list_sorts_by_every_key,
+            list_pages,
+            list_search_box_and_admin_filters,
+            concurrent_inserts_of_one_code_one_wins,
+            concurrent_creates_never_pass_the_campaign_limit,
+            concurrent_updates_of_one_version_one_wins,
+            redeem_records_with_charges,
+            quota_exceeded_writes_nothing,
+            amount_over_limit_on_fresh_key,
+            multi_key_all_or_nothing,
+            idempotent_replay_charges_nothing,
+            cancel_gives_back_once,
+            list_redemptions_filters_and_order,
+            campaign_quota_usage_lists_keys,
+            quota_usage_by_prefix_pages_a_key_range,
+            concurrent_redeems_never_oversell,
+            concurrent_same_key_records_once,
+            concurrent_cancels_give_back_once,
+            writes_dropped_midway_leave_the_store_whole,
+            cancels_racing_redeems_keep_usage_within_bounds,
+        );
+    };
+    (@each $fixture:path; $($behaviour:ident),+ $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread")]
+            async fn $behaviour() {
+                let Some((store, _guard)) = $fixture().await else {
+                    return;
+                };
+                $crate::suite::campaign_store::$behaviour(store).await;
+            }
+        )+
+    };
+}
+
+pub(crate) use campaign_store_tests;
