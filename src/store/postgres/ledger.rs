@@ -85,6 +85,23 @@ impl PostgresStore {
             .collect())
     }
 
+    async fn ledger_entries_of(&self, project: &str, record_id: &str) -> Result<Vec<StoredEntry>> {
+        // consent_ledger_record_idx, then the few rows of the record.
+        let rows: Vec<(i64, String)> = sqlx::query_as(
+            "SELECT position, entry FROM consent_ledger \
+             WHERE project_id = $1 AND record_id = $2 ORDER BY position",
+        )
+        .bind(project)
+        .bind(record_id)
+        .fetch_all(self.pool())
+        .await
+        .map_err(db_error)?;
+        Ok(rows
+            .into_iter()
+            .map(|(position, text)| StoredEntry { position, text })
+            .collect())
+    }
+
     async fn ledger_head(&self, project: &str) -> Result<Option<LedgerHead>> {
         let row: Option<(i64, String)> = sqlx::query_as(
             "SELECT position, hash FROM consent_ledger_head WHERE project_id = $1 AND position > 0",
