@@ -7,19 +7,9 @@ use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use uuid::Uuid;
 
-use super::Page;
+use super::{Page, SortDirection};
 use crate::core::campaign::{Campaign, CampaignStatus, QuotaCharge, QuotaUsage, Redemption};
 use crate::Result;
-
-/// Sort direction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum SortDirection {
-    /// Ascending (default).
-    #[default]
-    Asc,
-    /// Descending.
-    Desc,
-}
 
 /// A field campaigns can be sorted by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

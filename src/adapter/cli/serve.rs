@@ -4,9 +4,10 @@
 //! With no key configured it generates an HS256 secret and prints it with
 //! a development token (every scope, project `demo`). With `--demo` that
 //! secret is kept in the database (table `accord_settings`), so a token
-//! copied from one run keeps working after a restart. At start the server
-//! raises its soft open-files limit to the hard limit: every connection is
-//! a file descriptor. Ctrl-C or SIGTERM stops it gracefully: requests in
+//! copied from one run keeps working after a restart. The keys of consent
+//! evidence are configured or kept in the database too (`evidence.rs`).
+//! At start the server raises its soft open-files limit to the hard limit:
+//! every connection is a file descriptor. Ctrl-C or SIGTERM stops it gracefully: requests in
 //! flight finish.
 
 use std::net::SocketAddr;
@@ -16,6 +17,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::demo::{self, DEMO};
+use super::evidence::{with_evidence_keys, EvidenceFlags};
 use super::{init_logging, parse_duration, BoxError};
 use crate::adapter::admin::{self, Admin};
 use crate::adapter::http::{
@@ -92,6 +94,9 @@ pub struct ServeArgs {
     /// CORS and rate limits.
     #[command(flatten)]
     pub edges: EdgeFlags,
+    /// The keys of erasure's pseudonyms and of consent receipts.
+    #[command(flatten)]
+    pub evidence: EvidenceFlags,
 }
 
 /// Key sets and required claims of the bearer tokens.
@@ -179,6 +184,7 @@ impl Default for ServeArgs {
             serve: ServeFlags::default(),
             pool: PoolFlags::default(),
             edges: EdgeFlags::default(),
+            evidence: EvidenceFlags::default(),
         }
     }
 }
@@ -293,7 +299,11 @@ impl Opened {
 
     /// The value kept under `name`, `value` stored first if none; `None`
     /// for the memory store (nothing is kept).
-    async fn setting_or_insert(&self, name: &str, value: &str) -> crate::Result<Option<String>> {
+    pub(super) async fn setting_or_insert(
+        &self,
+        name: &str,
+        value: &str,
+    ) -> crate::Result<Option<String>> {
         match self {
             Opened::Memory(_) => Ok(None),
             Opened::Sqlite(s) => s.setting_or_insert(name, value).await.map(Some),
@@ -434,10 +444,40 @@ pub async fn start(
     let link_token = args
         .demo
         .then(|| demo_link_token(&args, generated.as_ref()));
-    let (addr, done, admin_link) = match opened {
-        Opened::Memory(store) => launch(store, auth, &args, link_token, shutdown).await?,
-        Opened::Sqlite(store) => launch(store, auth, &args, link_token, shutdown).await?,
-        Opened::Postgres(store) => launch(store, auth, &args, link_token, shutdown).await?,
+    let (addr, done, admin_link) = match &opened {
+        Opened::Memory(store) => {
+            launch(
+                Arc::clone(store),
+                &opened,
+                auth,
+                &args,
+                link_token,
+                shutdown,
+            )
+            .await?
+        }
+        Opened::Sqlite(store) => {
+            launch(
+                Arc::clone(store),
+                &opened,
+                auth,
+                &args,
+                link_token,
+                shutdown,
+            )
+            .await?
+        }
+        Opened::Postgres(store) => {
+            launch(
+                Arc::clone(store),
+                &opened,
+                auth,
+                &args,
+                link_token,
+                shutdown,
+            )
+            .await?
+        }
     };
     Ok(Started {
         addr,
@@ -512,6 +552,7 @@ type Launched = (
 /// `shutdown`.
 async fn launch<S: HttpStore>(
     store: Arc<S>,
+    opened: &Opened,
     auth: Auth,
     args: &ServeArgs,
     link_token: Option<Result<String, String>>,
@@ -526,10 +567,13 @@ async fn launch<S: HttpStore>(
         crate::service::campaign::CampaignService::new(Arc::clone(&store), Arc::clone(&clock))
             .with_time_zones(zones);
     let consent = crate::service::consent::ConsentService::new(store, clock);
-    let api = evidence_keys(
+    let api = with_evidence_keys(
         Api::from_services(Arc::new(campaigns), Arc::new(consent), auth.clone())
             .with_rate_limits(args.edges.rate_limits()),
-    )?;
+        &args.evidence,
+        opened,
+    )
+    .await?;
     let cors = if args.edges.cors_origins.is_empty() {
         None
     } else {
@@ -598,27 +642,4 @@ async fn shutdown_signal() {
         () = term => {},
     }
     tracing::info!("shutting down: finishing requests in flight");
-}
-
-/// Erasure's pseudonym key and the receipt signing key: random for each
-/// start, logged as such (see `docs/evidence.md`).
-fn evidence_keys<S: HttpStore>(api: Api<S>) -> Result<Api<S>, BoxError> {
-    let random = || {
-        let mut bytes = [0u8; 32];
-        bytes[..16].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
-        bytes[16..].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
-        bytes
-    };
-    tracing::warn!(
-        "erasure pseudonyms and receipt signatures use random keys until the server stops"
-    );
-    let key = accord_key(&random())?;
-    let signer = crate::adapter::http::receipt::ReceiptSigner::from_seed(&random())?;
-    Ok(api
-        .with_pseudonym_key(key)
-        .with_receipt_signer(signer, crate::core::consent::receipt::Controller::default()))
-}
-
-fn accord_key(bytes: &[u8]) -> Result<crate::core::consent::erasure::PseudonymKey, BoxError> {
-    crate::core::consent::erasure::PseudonymKey::new(bytes).ok_or_else(|| "a 32-byte key".into())
 }

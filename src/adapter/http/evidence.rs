@@ -460,7 +460,8 @@ pub(crate) async fn receipt<S: HttpStore>(
 /// The public keys of receipt signatures.
 ///
 /// A JWK set (RFC 7517; an Ed25519 key is `OKP`, RFC 8037); empty when
-/// the server has no signing key.
+/// the server has no signing key. The signing key comes first, then
+/// the retired keys whose receipts still verify.
 #[utoipa::path(
     get,
     path = "/.well-known/jwks.json",

@@ -14,9 +14,9 @@ use crate::core::campaign::model::{
     Campaign, CampaignInput, Explanation, RedeemRequest, Redemption, SearchRequest, SearchResponse,
     TxStatus,
 };
-use crate::core::campaign::validate::{build, Stamp};
 use crate::core::campaign::zones::TimeZones;
 use crate::core::clock::Clock;
+use crate::core::engine::validate::{build, Stamp};
 use crate::core::engine::{self, stacking, CompiledCampaign, Engine};
 use crate::core::limits::{MAX_CAMPAIGNS_PER_PROJECT, MAX_REF_CODE_LEN};
 use crate::store::{
@@ -31,8 +31,11 @@ mod combine;
 mod preview;
 #[path = "quota_view.rs"]
 mod quota_view;
+#[path = "transfer.rs"]
+mod transfer;
 pub use preview::{Preview, PreviewHit, PreviewQuota};
 pub use quota_view::{QuotaUsagePage, QuotaUsageQuery, DEFAULT_QUOTA_PAGE_SIZE};
+pub use transfer::Imported;
 
 /// Options of a search.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -517,7 +520,7 @@ fn request_fingerprint(request: &RedeemRequest) -> String {
     let mut normal = request.clone();
     normal.idempotency_key = None;
     let json = serde_json::to_vec(&normal).unwrap_or_default();
-    crate::core::consent::ledger::sha256_hex(&json)
+    crate::core::hash::sha256_hex(&json)
 }
 
 /// The stored redemption of an idempotency key, if it was recorded for the
