@@ -164,6 +164,15 @@ pub trait LedgerStore: Send + Sync {
         limit: u32,
     ) -> impl Future<Output = Result<Vec<StoredEntry>>> + Send;
 
+    /// Every entry about record `record_id` (an acceptance, one per
+    /// version; a purpose event), in position order: one lookup of the
+    /// ledger's record index, whatever the ledger's length.
+    fn ledger_entries_of(
+        &self,
+        project: &str,
+        record_id: &str,
+    ) -> impl Future<Output = Result<Vec<StoredEntry>>> + Send;
+
     /// The project's last appended entry (`None`: no entry yet).
     fn ledger_head(&self, project: &str)
         -> impl Future<Output = Result<Option<LedgerHead>>> + Send;

@@ -546,6 +546,14 @@ impl accord::store::LedgerStore for Flaky {
         self.check()?;
         self.inner.ledger_entries(project, after, limit).await
     }
+    async fn ledger_entries_of(
+        &self,
+        project: &str,
+        record_id: &str,
+    ) -> Result<Vec<accord::store::StoredEntry>> {
+        self.check()?;
+        self.inner.ledger_entries_of(project, record_id).await
+    }
     async fn ledger_head(
         &self,
         project: &str,

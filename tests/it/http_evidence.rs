@@ -946,6 +946,43 @@ async fn receipts_verify<S: HttpStore>(store: Arc<S>, project: &str) {
         "invalid_parameter",
     )
     .await;
+
+    let consent_id = receipt["consentId"].as_str().unwrap();
+    acceptance_names_its_receipt(&w, consent_id).await;
+}
+
+/// The acceptance route names the receipt of what it recorded.
+async fn acceptance_names_its_receipt<S: HttpStore>(w: &Wire<S>, consent_id: &str) {
+    let res = w
+        .client
+        .post(format!(
+            "{}/bff/api/consent/projects/{}/consent-acceptance",
+            w.base, w.project
+        ))
+        .bearer_auth(&w.token)
+        .json(
+            &json!({"app": "shop", "dataSubject": "u9", "consentId": consent_id,
+                       "userAgent": "Mozilla/5.0", "country": "TH", "localIp": "10.0.0.9",
+                       "osVersion": "17", "model": "x", "deviceFingerprintId": "fp-9"}),
+        )
+        .send()
+        .await
+        .unwrap();
+    let header = |name: &str| {
+        res.headers()
+            .get(name)
+            .map(|v| v.to_str().unwrap().to_owned())
+    };
+    let (receipt_id, link) = (header("consent-receipt-id"), header("link"));
+    let (status, accepted) = parts(res).await;
+    assert_eq!(status, 201, "{accepted}");
+    let (receipt_id, link) = (receipt_id.unwrap(), link.unwrap());
+    let id = accepted["id"].as_str().unwrap();
+    assert_eq!(receipt_id, format!("{id}.1"));
+    let path = w.c(&format!("/receipts/{id}?version=1"));
+    assert_eq!(link, format!("<{path}>; rel=\"receipt\""));
+    let (fetched, _) = w.json(&path).await;
+    assert_eq!(fetched["receiptId"], receipt_id);
 }
 
 #[tokio::test]

@@ -7,12 +7,12 @@
 //! writes the route template only, never the query (see `ops`).
 
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 
 use super::auth::Principal;
-use super::campaign::list_response;
+use super::campaign::{list_response, percent_encode};
 use super::error::ApiError;
 use super::extract::{JsonBody, PathParams, QueryParams};
 use super::{Api, HttpStore};
@@ -101,13 +101,21 @@ pub(crate) async fn privacy_notice<S: HttpStore>(
 /// them). The acceptance pins the consent revision and the privacy notice
 /// shown, and expires `lifespan` days after acceptance (`expiredDate` null:
 /// never). History is append-only: every acceptance is a new record.
+///
+/// When the server signs consent receipts, the `Consent-Receipt-Id` header
+/// names the acceptance's receipt (`{id}.{version}`), and `Link` its
+/// address (`rel="receipt"`, scope `consent.r`).
 #[utoipa::path(
     post,
     path = "/bff/api/consent/projects/{projId}/consent-acceptance",
     tag = "consent",
     params(("projId" = String, Path, description = "Project id")),
     request_body(content = AcceptConsentRequest, content_type = "application/json"),
-    responses((status = 201, description = "Recorded, status ACCEPTED", body = ConsentAcceptance)),
+    responses((status = 201, description = "Recorded, status ACCEPTED", body = ConsentAcceptance,
+        headers(
+            ("Consent-Receipt-Id" = String, description = "The id of the acceptance's signed receipt, `{id}.{version}`, when the server signs receipts"),
+            ("Link" = String, description = "`</consent/api/projects/{projId}/receipts/{id}?version=1>; rel=\"receipt\"`, when the server signs receipts"),
+        ))),
     security(("bearer" = ["consent.w", "consent.r"]))
 )]
 pub(crate) async fn accept_consent<S: HttpStore>(
@@ -120,7 +128,27 @@ pub(crate) async fn accept_consent<S: HttpStore>(
         .consent
         .accept_consent(path.project(), request, &principal.sub)
         .await?;
-    Ok((StatusCode::CREATED, Json(acceptance)).into_response())
+    // A new acceptance is version 1, and its ledger entry was written with
+    // it: its receipt exists as soon as it is recorded.
+    let receipt = api.receipts.is_some().then(|| {
+        (
+            format!("{}.1", acceptance.id),
+            format!(
+                "</consent/api/projects/{}/receipts/{}?version=1>; rel=\"receipt\"",
+                percent_encode(path.project()),
+                percent_encode(&acceptance.id)
+            ),
+        )
+    });
+    let mut res = (StatusCode::CREATED, Json(acceptance)).into_response();
+    if let Some((id, link)) = receipt {
+        for (name, value) in [("consent-receipt-id", id), ("link", link)] {
+            if let Ok(v) = HeaderValue::from_str(&value) {
+                res.headers_mut().insert(HeaderName::from_static(name), v);
+            }
+        }
+    }
+    Ok(res)
 }
 
 /// The purposes of an application with the data subject's flags.

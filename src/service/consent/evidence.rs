@@ -18,9 +18,6 @@ use crate::{Error, ErrorCode, Result};
 
 /// `dataSubject` is required and within its length limit (as on the
 /// application-facing reads).
-/// Ledger entries read per store call when scanning a ledger.
-const LEDGER_BATCH: u32 = 10_000;
-
 fn check_subject(data_subject: &str) -> Result<()> {
     validate::subject_query("-", data_subject).into_result()
 }
@@ -212,26 +209,15 @@ impl<S: ConsentStore> ConsentService<S> {
                 format!("acceptance {id:?} has no such version"),
             )
         })?;
-        let mut after = 0;
-        loop {
-            let batch = self
-                .store
-                .ledger_entries(project, after, LEDGER_BATCH)
-                .await?;
-            let Some(last) = batch.last() else {
-                return Ok((record, None));
-            };
-            after = last.position;
-            let full = batch.len() == LEDGER_BATCH as usize;
-            for e in batch {
-                if ledger::entry_is_of(&e.text, "consentAcceptance", &record.id, record.version) {
-                    return Ok((record, Some(e.text)));
-                }
-            }
-            if !full {
-                return Ok((record, None));
-            }
-        }
+        // The record's own entries, through the ledger's record index.
+        let entry = self
+            .store
+            .ledger_entries_of(project, &record.id)
+            .await?
+            .into_iter()
+            .find(|e| ledger::entry_is_of(&e.text, "consentAcceptance", &record.id, record.version))
+            .map(|e| e.text);
+        Ok((record, entry))
     }
 
     /// Everything held about a data subject in a project, as one document

@@ -308,6 +308,22 @@ impl ConsentLedger for MemoryStore {
 }
 
 impl LedgerStore for MemoryStore {
+    async fn ledger_entries_of(&self, project: &str, record_id: &str) -> Result<Vec<StoredEntry>> {
+        let s = lock(&self.consent);
+        Ok(s.project(project)
+            .map(|p| {
+                p.ledger
+                    .iter()
+                    .filter(|r| r.record_id == record_id)
+                    .map(|r| StoredEntry {
+                        position: r.position,
+                        text: r.text.clone(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+
     async fn ledger_entries(
         &self,
         project: &str,

@@ -369,6 +369,17 @@ macro_rules! store_calls {
                 .await
             }
 
+            async fn ledger_entries_of(
+                &self,
+                project: &str,
+                record_id: &str,
+            ) -> $crate::Result<Vec<$crate::store::StoredEntry>> {
+                self.read_call($crate::store::sql::ledger::ledger_entries_of(
+                    self, project, record_id,
+                ))
+                .await
+            }
+
             async fn ledger_head(
                 &self,
                 project: &str,

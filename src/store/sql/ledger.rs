@@ -87,6 +87,36 @@ pub(crate) async fn ledger_entries<D: Dialect>(
     .await
 }
 
+/// [`LedgerStore::ledger_entries_of`](crate::store::LedgerStore::ledger_entries_of):
+/// `consent_ledger_record_idx`, then the few rows of the record.
+pub(crate) async fn ledger_entries_of<D: Dialect>(
+    db: &D,
+    project: &str,
+    record_id: &str,
+) -> Result<Vec<StoredEntry>> {
+    let sql = Sql::new(
+        "SELECT position, entry FROM consent_ledger \
+         WHERE project_id = $1 AND record_id = $2 ORDER BY position",
+    )
+    .bind(project)
+    .bind(record_id);
+    retry::<D, _, _, _>(|| async {
+        let mut conn = acquire(db).await?;
+        rows::<D>(&mut conn, &sql)
+            .await?
+            .iter()
+            .map(|row| {
+                Ok(StoredEntry {
+                    position: row.col("position")?,
+                    text: row.col("entry")?,
+                })
+            })
+            .collect::<Result<_>>()
+            .map_err(Abort::Fail)
+    })
+    .await
+}
+
 /// [`LedgerStore::ledger_head`](crate::store::LedgerStore::ledger_head).
 pub(crate) async fn ledger_head<D: Dialect>(db: &D, project: &str) -> Result<Option<LedgerHead>> {
     let sql = Sql::new(

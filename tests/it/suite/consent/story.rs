@@ -298,6 +298,31 @@ pub async fn the_ledger_has_one_entry_per_event<S: ConsentStore + 'static>(store
         "personal data in the ledger"
     );
     assert!(entries[4].text.contains(&acc2.id));
+    // By record: acc2's two versions, in position order, from the index.
+    let of_acc2 = store
+        .ledger_entries_of(&fx.project, &acc2.id)
+        .await
+        .expect("entries of a record");
+    assert_eq!(
+        of_acc2.iter().map(|e| e.position).collect::<Vec<_>>(),
+        entries
+            .iter()
+            .filter(|e| e.text.contains(&acc2.id))
+            .map(|e| e.position)
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(of_acc2.len(), 2);
+    assert_eq!(of_acc2[1], entries[4]);
+    assert!(store
+        .ledger_entries_of(&fx.project, "no-such-record")
+        .await
+        .expect("none")
+        .is_empty());
+    assert!(store
+        .ledger_entries_of(&fx.other_project().project, &acc2.id)
+        .await
+        .expect("none")
+        .is_empty());
     // A refused write appends nothing.
     let stale = accord::consent::ContentWrite {
         project_id: fx.project.clone(),
