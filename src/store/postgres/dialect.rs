@@ -6,8 +6,6 @@
 //! upsert, the `consent_seq` sequence, and JSON access through `jsonb`
 //! operators (filters as containment, served by the GIN index).
 
-use std::future::Future;
-
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde_json::{Map, Value};
@@ -258,36 +256,32 @@ impl Dialect for PostgresStore {
         }
     }
 
-    fn charge<'c>(
-        conn: &'c mut PgConnection,
-        project: &'c str,
-        charge: &'c QuotaCharge,
-    ) -> impl Future<Output = Result<bool, Abort>> + Send + 'c {
-        async move {
-            let sql = Sql::new(CHARGE)
-                .bind(project)
-                .bind(&charge.key)
-                .bind(charge.amount)
-                .bind(charge.limit);
-            Ok(row::<Self>(conn, &sql).await?.is_some())
-        }
-    }
-
-    fn release<'c>(
-        conn: &'c mut PgConnection,
-        project: &'c str,
-        charge: &'c QuotaCharge,
-    ) -> impl Future<Output = Result<(), Abort>> + Send + 'c {
-        async move {
-            let sql = Sql::new(
-                "UPDATE quota_usage SET used = used - $3 WHERE project_id = $1 AND quota_key = $2",
-            )
+    async fn charge(
+        conn: &mut PgConnection,
+        project: &str,
+        charge: &QuotaCharge,
+    ) -> Result<bool, Abort> {
+        let sql = Sql::new(CHARGE)
             .bind(project)
             .bind(&charge.key)
-            .bind(charge.amount);
-            execute::<Self>(conn, &sql).await?;
-            Ok(())
-        }
+            .bind(charge.amount)
+            .bind(charge.limit);
+        Ok(row::<Self>(conn, &sql).await?.is_some())
+    }
+
+    async fn release(
+        conn: &mut PgConnection,
+        project: &str,
+        charge: &QuotaCharge,
+    ) -> Result<(), Abort> {
+        let sql = Sql::new(
+            "UPDATE quota_usage SET used = used - $3 WHERE project_id = $1 AND quota_key = $2",
+        )
+        .bind(project)
+        .bind(&charge.key)
+        .bind(charge.amount);
+        execute::<Self>(conn, &sql).await?;
+        Ok(())
     }
 
     fn derived_content_columns(_: &Map<String, Value>) -> Result<Vec<(&'static str, Arg)>> {

@@ -161,7 +161,7 @@ fn write_conflict<D: Dialect>(e: Abort, c: &Campaign) -> Abort {
             Some(false) => Abort::Fail(duplicate_ref_code(c)),
             None => Abort::Db(db),
         },
-        other => other,
+        other @ Abort::Fail(_) => other,
     }
 }
 

@@ -6,8 +6,6 @@
 //! `consent_seq` counter row, and JSON access through SQLite's JSON
 //! functions.
 
-use std::future::Future;
-
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde_json::{Map, Value};
@@ -179,39 +177,35 @@ impl Dialect for SqliteStore {
     /// it back, inside the `BEGIN IMMEDIATE` transaction, which holds
     /// SQLite's single write lock: no other writer, in this process or
     /// another, can run between the read and the write.
-    fn charge<'c>(
-        conn: &'c mut SqliteConnection,
-        project: &'c str,
-        charge: &'c QuotaCharge,
-    ) -> impl Future<Output = Result<bool, Abort>> + Send + 'c {
-        async move {
-            let used = usage::<Self>(conn, project, &charge.key)
-                .await?
-                .unwrap_or_default();
-            match used.checked_add(charge.amount) {
-                Some(total) if total <= charge.limit => {
-                    set_usage(conn, project, &charge.key, total).await?;
-                    Ok(true)
-                }
-                _ => Ok(false),
+    async fn charge(
+        conn: &mut SqliteConnection,
+        project: &str,
+        charge: &QuotaCharge,
+    ) -> Result<bool, Abort> {
+        let used = usage::<Self>(conn, project, &charge.key)
+            .await?
+            .unwrap_or_default();
+        match used.checked_add(charge.amount) {
+            Some(total) if total <= charge.limit => {
+                set_usage(conn, project, &charge.key, total).await?;
+                Ok(true)
             }
+            _ => Ok(false),
         }
     }
 
-    fn release<'c>(
-        conn: &'c mut SqliteConnection,
-        project: &'c str,
-        charge: &'c QuotaCharge,
-    ) -> impl Future<Output = Result<(), Abort>> + Send + 'c {
-        async move {
-            if let Some(used) = usage::<Self>(conn, project, &charge.key).await? {
-                let back = used
-                    .checked_sub(charge.amount)
-                    .ok_or_else(|| Error::internal("quota usage out of decimal range"))?;
-                set_usage(conn, project, &charge.key, back).await?;
-            }
-            Ok(())
+    async fn release(
+        conn: &mut SqliteConnection,
+        project: &str,
+        charge: &QuotaCharge,
+    ) -> Result<(), Abort> {
+        if let Some(used) = usage::<Self>(conn, project, &charge.key).await? {
+            let back = used
+                .checked_sub(charge.amount)
+                .ok_or_else(|| Error::internal("quota usage out of decimal range"))?;
+            set_usage(conn, project, &charge.key, back).await?;
         }
+        Ok(())
     }
 
     fn derived_content_columns(data: &Map<String, Value>) -> Result<Vec<(&'static str, Arg)>> {
