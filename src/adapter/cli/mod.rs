@@ -1,5 +1,5 @@
 //! The `accord` command (feature `cli`, on by default): `serve` (the
-//! default), `migrate` and `token`.
+//! default), `migrate`, `token`, `export` and `import`.
 //!
 //! Every flag is also read from an environment variable (`ACCORD_` and the
 //! flag's name in capitals, `--database-url` → `ACCORD_DATABASE_URL`) and
@@ -17,6 +17,7 @@ mod evidence;
 mod migrate;
 pub mod serve;
 mod token;
+mod transfer;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -28,6 +29,7 @@ pub use evidence::EvidenceFlags;
 pub use migrate::{migrate, MigrateArgs};
 pub use serve::{ServeArgs, ServeFlags, Started};
 pub use token::{token, TokenArgs};
+pub use transfer::{ExportArgs, ImportArgs};
 
 /// Any error of a command.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -63,6 +65,12 @@ pub enum Command {
     Migrate(MigrateArgs),
     /// Print a signed bearer token for the given projects and scopes.
     Token(TokenArgs),
+    /// Write a project's campaigns and consent content (notices, consents,
+    /// purposes) as JSON Lines.
+    Export(ExportArgs),
+    /// Read an export into a project: records keep their ids, so importing
+    /// again changes nothing.
+    Import(ImportArgs),
 }
 
 impl Cli {
@@ -112,6 +120,14 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
             let token = runtime.block_on(token::token(&args))?;
             println!("{token}");
             Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Export(args)) => {
+            init_logging(serve::LogFormat::Text);
+            runtime.block_on(transfer::export(&args))
+        }
+        Some(Command::Import(args)) => {
+            init_logging(serve::LogFormat::Text);
+            runtime.block_on(transfer::import(&args))
         }
         Some(Command::Serve(args)) => serve::main(&runtime, args),
         None => serve::main(&runtime, cli.serve),

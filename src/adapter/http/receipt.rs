@@ -111,7 +111,7 @@ impl ReceiptSigner {
 
 /// A key's id: the first 16 hex digits of the SHA-256 of the public key.
 fn kid_of(public_key: &[u8]) -> String {
-    ledger::sha256_hex(public_key)[..16].to_owned()
+    crate::core::hash::sha256_hex(public_key)[..16].to_owned()
 }
 
 /// Why a receipt does not verify.

@@ -723,6 +723,31 @@ pub struct QuotaUsage {
     pub limit: Option<Decimal>,
 }
 
+impl Campaign {
+    /// What a client would send to save this campaign unchanged (its
+    /// version included, so that a save over a newer version is refused
+    /// as stale).
+    pub fn to_input(&self) -> CampaignInput {
+        CampaignInput {
+            name: self.name.clone(),
+            description: self.description.clone(),
+            image_url: self.image_url.clone(),
+            start_date: Some(self.start_date),
+            end_date: Some(self.end_date),
+            ref_code: self.ref_code.clone(),
+            status: self.status.clone(),
+            priority: Some(self.priority),
+            channel: self.channel.clone(),
+            group_name: self.group_name.clone(),
+            stacking: self.stacking.clone(),
+            time_zone: self.time_zone.clone(),
+            quotas: self.quotas.clone(),
+            rules: self.rules.clone(),
+            version: Some(self.version),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

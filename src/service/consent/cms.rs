@@ -38,7 +38,67 @@ impl<S: ConsentStore> ConsentService<S> {
     ) -> Result<ContentRecord> {
         crate::core::limits::check_project_id(project)?;
         let t = ContentType::from_path(content_type)?;
-        let (mut data, mut problems) = validate::content_data(t, Form::Create, &data);
+        self.create_with_id(project, t, Uuid::new_v4().to_string(), &data, actor)
+            .await
+    }
+
+    /// Saves `data` as record `id` of `content_type` (a privacy notice, a
+    /// consent or a purpose) exported from another database: created with
+    /// that id if absent, replaced (a new version, under the integrity
+    /// rules of [`replace_content`](Self::replace_content)) if its data
+    /// differs, left alone if the same. Acceptances are not imported: they
+    /// are evidence of what a person did where it was recorded (400
+    /// `import_not_supported`).
+    pub async fn import_content(
+        &self,
+        project: &str,
+        content_type: &str,
+        id: &str,
+        data: Value,
+        actor: &str,
+    ) -> Result<crate::service::campaign::Imported> {
+        use crate::service::campaign::Imported;
+        crate::limits::check_project_id(project)?;
+        let t = ContentType::from_path(content_type)?;
+        if t == ContentType::ConsentAcceptance {
+            return Err(Error::bad_request(
+                "import_not_supported",
+                "acceptances are not imported: they stay where they were recorded",
+            ));
+        }
+        if id.trim().is_empty() || id.len() > crate::limits::MAX_CONTENT_ID_LEN {
+            return Err(Error::bad_request(
+                "invalid_content_id",
+                format!(
+                    "a content id is 1 to {} bytes",
+                    crate::limits::MAX_CONTENT_ID_LEN
+                ),
+            ));
+        }
+        match self.store.content(project, t, id).await? {
+            Some(current) if Value::Object(current.data.clone()) == data => Ok(Imported::Unchanged),
+            Some(_) => {
+                self.replace(project, content_type, id, None, data, actor)
+                    .await?;
+                Ok(Imported::Updated)
+            }
+            None => {
+                self.create_with_id(project, t, id.to_owned(), &data, actor)
+                    .await?;
+                Ok(Imported::Created)
+            }
+        }
+    }
+
+    async fn create_with_id(
+        &self,
+        project: &str,
+        t: ContentType,
+        id: String,
+        data: &Value,
+        actor: &str,
+    ) -> Result<ContentRecord> {
+        let (mut data, mut problems) = validate::content_data(t, Form::Create, data);
         let now = self.clock.now();
         match t {
             ContentType::Consent => self.check_notice_ref(project, &data, &mut problems).await?,
@@ -53,7 +113,7 @@ impl<S: ConsentStore> ConsentService<S> {
             .insert_content(&ContentWrite {
                 project_id: project.to_owned(),
                 content_type: t,
-                id: Uuid::new_v4().to_string(),
+                id,
                 data,
                 actor: actor.to_owned(),
                 at: now,

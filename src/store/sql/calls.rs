@@ -195,6 +195,19 @@ macro_rules! store_calls {
                 .await
             }
 
+            async fn quota_usage_by_prefix(
+                &self,
+                project: &str,
+                prefix: &str,
+                after: Option<&str>,
+                limit: u32,
+            ) -> $crate::Result<Vec<(String, rust_decimal::Decimal)>> {
+                self.read_call($crate::store::sql::redemption::quota_usage_by_prefix(
+                    self, project, prefix, after, limit,
+                ))
+                .await
+            }
+
             async fn campaign_quota_usage(
                 &self,
                 project: &str,

@@ -387,6 +387,41 @@ pub(crate) async fn quota_usage<D: Dialect>(
     .await
 }
 
+/// [`RedemptionStore::quota_usage_by_prefix`](crate::store::RedemptionStore::quota_usage_by_prefix).
+pub(crate) async fn quota_usage_by_prefix<D: Dialect>(
+    db: &D,
+    project: &str,
+    prefix: &str,
+    after: Option<&str>,
+    limit: u32,
+) -> Result<Vec<(String, Decimal)>> {
+    // A range of the primary key (project_id, quota_key), which compares
+    // bytewise in both dialects (SQLite's BINARY, PostgreSQL's COLLATE "C"):
+    // the order of Rust's `str`. Each bound is in the statement only when
+    // there is one, so that both are index conditions in every plan.
+    let mut sql =
+        Sql::new("SELECT quota_key, used FROM quota_usage WHERE project_id = $1").bind(project);
+    match after {
+        Some(after) if after >= prefix => sql.push(" AND quota_key > ").push_bind(after),
+        _ => sql.push(" AND quota_key >= ").push_bind(prefix),
+    };
+    if let Some(end) = crate::store::prefix_end(prefix) {
+        sql.push(" AND quota_key < ").push_bind(end);
+    }
+    sql.push(" ORDER BY quota_key LIMIT ")
+        .push_bind(i64::from(limit));
+    retry::<D, _, _, _>(|| async {
+        let mut conn = acquire(db).await?;
+        rows::<D>(&mut conn, &sql)
+            .await?
+            .iter()
+            .map(|row| Ok((row.col("quota_key")?, row.col("used")?)))
+            .collect::<Result<_>>()
+            .map_err(Abort::Fail)
+    })
+    .await
+}
+
 /// [`RedemptionStore::campaign_quota_usage`](crate::store::RedemptionStore::campaign_quota_usage).
 pub(crate) async fn campaign_quota_usage<D: Dialect>(
     db: &D,

@@ -14,23 +14,7 @@ use crate::core::campaign::{Campaign, CampaignInput};
 /// What a client would send to save `c` unchanged (its version included,
 /// so that a save over a newer version is refused as stale).
 pub fn input_of(c: &Campaign) -> CampaignInput {
-    CampaignInput {
-        name: c.name.clone(),
-        description: c.description.clone(),
-        image_url: c.image_url.clone(),
-        start_date: Some(c.start_date),
-        end_date: Some(c.end_date),
-        ref_code: c.ref_code.clone(),
-        status: c.status.clone(),
-        priority: Some(c.priority),
-        channel: c.channel.clone(),
-        group_name: c.group_name.clone(),
-        stacking: c.stacking.clone(),
-        time_zone: c.time_zone.clone(),
-        quotas: c.quotas.clone(),
-        rules: c.rules.clone(),
-        version: Some(c.version),
-    }
+    c.to_input()
 }
 
 /// A campaign id from the path (not a UUID: 404, as the API answers).

@@ -87,6 +87,7 @@ const PROBLEMS: &[ProblemResponse] = &[
     p("414", "UriTooLong", "The request target (path and query) is longer than the limit", When::Always),
     p("415", "UnsupportedMediaType", "A body without Content-Type: application/json", When::Body),
     p("422", "UnprocessableContent", "Semantic validation failed; errors lists every problem with its field path", When::Bearer),
+    p("429", "TooManyRequests", "A rate limit of the project or of the token is reached (problem rate_limited; only when the server sets limits); retry after Retry-After seconds", When::Bearer),
     p("431", "RequestHeaderFieldsTooLarge", "The request head has too many or too large header fields", When::Always),
     p("500", "InternalError", "A bug; details are logged, never sent", When::Always),
     p("503", "Unavailable", "The store is unreachable, or the server is at its connection limit; retry after Retry-After seconds", When::Always),
@@ -156,6 +157,13 @@ fn add_common(doc: &mut Value) {
                     "schema": {"type": "string"},
                 }});
             }
+            "429" => {
+                response["headers"] = json!({"Retry-After": {
+                    "description": "Whole seconds until a request would be let through",
+                    "required": true,
+                    "schema": {"type": "integer", "minimum": 1},
+                }});
+            }
             "503" => {
                 response["headers"] = json!({"Retry-After": {
                     "description": "Seconds to wait before retrying",
@@ -214,10 +222,12 @@ mod tests {
         let doc = document();
         let search = &doc["paths"]["/campaign/api/projects/{projId}/search"]["post"]["responses"];
         for status in [
-            "400", "401", "408", "413", "414", "415", "422", "431", "500", "503",
+            "400", "401", "408", "413", "414", "415", "422", "429", "431", "500", "503",
         ] {
             assert!(search.get(status).is_some(), "search lacks {status}");
         }
+        let too_many = &doc["components"]["responses"]["TooManyRequests"];
+        assert_eq!(too_many["headers"]["Retry-After"]["required"], true);
         let list = &doc["paths"]["/campaign/api/projects/{projId}/campaigns"]["get"]["responses"];
         assert!(
             list.get("415").is_none(),
@@ -226,6 +236,10 @@ mod tests {
         let health = &doc["paths"]["/healthz"]["get"];
         assert_eq!(health["security"], json!([]));
         assert!(health["responses"].get("401").is_none());
+        assert!(
+            health["responses"].get("429").is_none(),
+            "operations routes are never rate limited"
+        );
         assert!(health["responses"].get("503").is_some());
         let unauthorized = &doc["components"]["responses"]["Unauthorized"];
         assert!(unauthorized["headers"].get("WWW-Authenticate").is_some());
