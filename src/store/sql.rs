@@ -43,8 +43,7 @@ use crate::store::{CampaignSort, SortDirection};
 use crate::{Error, Result};
 
 /// What a database's error means for the caller, as its dialect reads the
-/// codes (`fault` in `store/sqlite/dialect.rs` and
-/// `store/postgres/dialect.rs`).
+/// codes ([`Dialect::fault`](dialect::Dialect::fault)).
 pub(crate) enum Fault {
     /// Not now rather than never: the caller may retry.
     Transient,
@@ -61,14 +60,14 @@ pub(crate) enum Fault {
 /// may retry; anything else is [`Internal`](crate::ErrorKind::Internal).
 /// Expected constraint violations are recognised by the callers first
 /// ([`is_unique_violation`]) and turned into conflicts.
-pub(crate) fn db_error(e: sqlx::Error) -> Error {
+pub(crate) fn db_error<D: dialect::Dialect>(e: sqlx::Error) -> Error {
     let transient = match &e {
         sqlx::Error::Io(_)
         | sqlx::Error::Tls(_)
         | sqlx::Error::PoolTimedOut
         | sqlx::Error::PoolClosed
         | sqlx::Error::WorkerCrashed => true,
-        sqlx::Error::Database(db) => match fault(&**db) {
+        sqlx::Error::Database(db) => match D::fault(&**db) {
             Fault::Transient => true,
             // A safety net: services refuse NUL before it reaches a store,
             // but text the database cannot store is the caller's, not a 500.
@@ -88,22 +87,6 @@ pub(crate) fn db_error(e: sqlx::Error) -> Error {
     } else {
         Error::internal(e)
     }
-}
-
-/// The fault of a database error, dispatched on the driver's error type:
-/// both drivers report codes as digit strings at times (SQLite `"5"`,
-/// PostgreSQL `"08006"`), so the text alone cannot say whose code it is.
-fn fault(db: &dyn sqlx::error::DatabaseError) -> Fault {
-    #[cfg(feature = "sqlite")]
-    if let Some(fault) = super::sqlite::fault(db) {
-        return fault;
-    }
-    #[cfg(feature = "postgres")]
-    if let Some(fault) = super::postgres::fault(db) {
-        return fault;
-    }
-    let _ = db;
-    Fault::Other
 }
 
 /// Whether `e` is a unique violation whose constraint (PostgreSQL) or
