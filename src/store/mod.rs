@@ -53,25 +53,6 @@ mod sql;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 
-/// The fault of a database error, dispatched on the driver's error type:
-/// both drivers report codes as digit strings at times (SQLite `"5"`,
-/// PostgreSQL `"08006"`), so the text alone cannot say whose code it is.
-// Here, where the backends are declared, rather than in `sql`: the shared
-// implementation does not name the dialects that use it.
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-fn db_fault(db: &dyn sqlx::error::DatabaseError) -> sql::Fault {
-    #[cfg(feature = "sqlite")]
-    if let Some(fault) = sqlite::fault(db) {
-        return fault;
-    }
-    #[cfg(feature = "postgres")]
-    if let Some(fault) = postgres::fault(db) {
-        return fault;
-    }
-    let _ = db;
-    sql::Fault::Other
-}
-
 /// Every storage role: what one backend provides to both services.
 pub trait Store: CampaignStore + RedemptionStore + ConsentStore + 'static {}
 

@@ -43,8 +43,7 @@ use crate::store::{CampaignSort, SortDirection};
 use crate::{Error, ErrorCode, Result};
 
 /// What a database's error means for the caller, as its dialect reads the
-/// codes (`fault` in `store/sqlite/dialect.rs` and
-/// `store/postgres/dialect.rs`).
+/// codes ([`Dialect::fault`](dialect::Dialect::fault)).
 pub(crate) enum Fault {
     /// Not now rather than never: the caller may retry.
     Transient,
@@ -61,14 +60,14 @@ pub(crate) enum Fault {
 /// may retry; anything else is [`Internal`](crate::ErrorKind::Internal).
 /// Expected constraint violations are recognised by the callers first
 /// ([`is_unique_violation`]) and turned into conflicts.
-pub(crate) fn db_error(e: sqlx::Error) -> Error {
+pub(crate) fn db_error<D: dialect::Dialect>(e: sqlx::Error) -> Error {
     let transient = match &e {
         sqlx::Error::Io(_)
         | sqlx::Error::Tls(_)
         | sqlx::Error::PoolTimedOut
         | sqlx::Error::PoolClosed
         | sqlx::Error::WorkerCrashed => true,
-        sqlx::Error::Database(db) => match super::db_fault(&**db) {
+        sqlx::Error::Database(db) => match D::fault(&**db) {
             Fault::Transient => true,
             // A safety net: services refuse NUL before it reaches a store,
             // but text the database cannot store is the caller's, not a 500.

@@ -104,7 +104,7 @@ impl SqlRow for PgRow {
 }
 
 /// The [`Fault`] of a PostgreSQL error; `None` for another driver's.
-pub(crate) fn fault(db: &dyn sqlx::error::DatabaseError) -> Option<Fault> {
+fn fault(db: &dyn sqlx::error::DatabaseError) -> Option<Fault> {
     let code = db
         .try_downcast_ref::<sqlx::postgres::PgDatabaseError>()?
         .code();
@@ -241,6 +241,10 @@ impl Dialect for PostgresStore {
     }
 
     /// Serialization failure (40001) or deadlock victim (40P01).
+    fn fault(db: &dyn sqlx::error::DatabaseError) -> Fault {
+        fault(db).unwrap_or(Fault::Other)
+    }
+
     fn is_retryable(e: &sqlx::Error) -> bool {
         matches!(e, sqlx::Error::Database(db)
             if db.code().is_some_and(|c| c == "40001" || c == "40P01"))

@@ -50,8 +50,6 @@
 
 mod dialect;
 
-pub(crate) use dialect::fault;
-
 // Every store role, and the methods every SQL store has, from the shared
 // implementation (`crate::store::sql`).
 crate::store::sql::calls::store_calls!(PostgresStore);
@@ -182,7 +180,7 @@ impl PostgresStore {
         let pool = PostgresStore::pool_options(options)
             .connect_with(connect)
             .await
-            .map_err(db_error)?;
+            .map_err(db_error::<PostgresStore>)?;
         let store = PostgresStore {
             pool,
             call_timeout: CALL_TIMEOUT.max(options.acquire_timeout + Duration::from_secs(1)),
@@ -196,7 +194,7 @@ impl PostgresStore {
     /// The connect options of `url` plus the server-side bounds of the
     /// module docs, each unless the URL's `options` already sets it.
     fn connect_options(url: &str, statement_timeout: Duration) -> Result<PgConnectOptions> {
-        let options = PgConnectOptions::from_str(url).map_err(db_error)?;
+        let options = PgConnectOptions::from_str(url).map_err(db_error::<PostgresStore>)?;
         let given = options.get_options().unwrap_or_default().to_owned();
         let (idle, interval, count) = SERVER_KEEPALIVE;
         let settings = [
@@ -299,7 +297,7 @@ impl PostgresStore {
                 sqlx::query_scalar("SHOW transaction_read_only")
                     .fetch_one(&self.pool)
                     .await
-                    .map_err(db_error)
+                    .map_err(db_error::<PostgresStore>)
             })
             .await?;
         if read_only == "on" {
@@ -318,23 +316,23 @@ const MIGRATION_LOCK: i64 = 0x6163_636f_7264;
 /// connection is closed afterwards, so its settings never reach the pool.
 /// The history is Accord's own table (see `crate::store::sql::migrate`).
 async fn migrate(pool: &PgPool) -> Result<()> {
-    let mut conn = pool.acquire().await.map_err(db_error)?;
+    let mut conn = pool.acquire().await.map_err(db_error::<PostgresStore>)?;
     let migrated = async {
         sqlx::query("SET statement_timeout = 0")
             .execute(&mut *conn)
             .await
-            .map_err(db_error)?;
+            .map_err(db_error::<PostgresStore>)?;
         sqlx::query("SELECT pg_advisory_lock($1)")
             .bind(MIGRATION_LOCK)
             .execute(&mut *conn)
             .await
-            .map_err(db_error)?;
+            .map_err(db_error::<PostgresStore>)?;
         let applied = migrate::apply::<PostgresStore>(&mut conn, &MIGRATOR).await;
         let unlocked = sqlx::query("SELECT pg_advisory_unlock($1)")
             .bind(MIGRATION_LOCK)
             .execute(&mut *conn)
             .await
-            .map_err(db_error);
+            .map_err(db_error::<PostgresStore>);
         applied.and(unlocked.map(drop))
     }
     .await;

@@ -420,7 +420,7 @@ macro_rules! common_methods {
                         .pool()
                         .acquire()
                         .await
-                        .map_err($crate::store::sql::db_error)?;
+                        .map_err($crate::store::sql::db_error::<$store>)?;
                     $crate::store::sql::migrate::pending_versions::<$store>(
                         &mut conn,
                         Self::MIGRATOR,

@@ -100,6 +100,9 @@ pub(crate) trait Dialect: Clone + Send + Sync + 'static {
     /// list (its page, its total, its details).
     fn begin_read(&self) -> impl Future<Output = Result<Tx<Self>, Abort>> + Send;
 
+    /// What a database error of this driver means for the caller.
+    fn fault(db: &dyn sqlx::error::DatabaseError) -> super::Fault;
+
     /// Whether `e` aborted a transaction that may simply be run again.
     fn is_retryable(e: &sqlx::Error) -> bool;
 
@@ -245,9 +248,9 @@ pub(crate) enum Abort {
 
 impl Abort {
     /// The error a caller sees.
-    pub(crate) fn into_error(self) -> Error {
+    pub(crate) fn into_error<D: Dialect>(self) -> Error {
         match self {
-            Abort::Db(e) => db_error(e),
+            Abort::Db(e) => db_error::<D>(e),
             Abort::Fail(e) => e,
         }
     }
@@ -284,7 +287,7 @@ where
                 tokio::time::sleep(Duration::from_millis(2 << run)).await;
                 run += 1;
             }
-            Err(e) => return Err(e.into_error()),
+            Err(e) => return Err(e.into_error::<D>()),
         }
     }
 }

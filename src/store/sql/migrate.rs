@@ -70,7 +70,7 @@ async fn has_table<D: Dialect>(conn: &mut Conn<D>, name: &str) -> Result<bool> {
     let sql = Sql::new(D::HAS_TABLE).bind(name);
     Ok(D::fetch_optional(conn, &sql)
         .await
-        .map_err(db_error)?
+        .map_err(db_error::<D>)?
         .is_some())
 }
 
@@ -83,7 +83,7 @@ async fn record<D: Dialect>(conn: &mut Conn<D>, m: &Migration) -> Result<()> {
     .bind(m.version)
     .bind(&*m.description)
     .bind(&*m.checksum);
-    D::execute(conn, &sql).await.map_err(db_error)?;
+    D::execute(conn, &sql).await.map_err(db_error::<D>)?;
     Ok(())
 }
 
@@ -94,7 +94,7 @@ async fn history<D: Dialect>(conn: &mut Conn<D>, table: &str) -> Result<Vec<(i64
     ));
     D::fetch_all(conn, &sql)
         .await
-        .map_err(db_error)?
+        .map_err(db_error::<D>)?
         .iter()
         .map(|row| Ok((row.col("version")?, row.col("checksum")?)))
         .collect()
@@ -108,12 +108,12 @@ async fn history<D: Dialect>(conn: &mut Conn<D>, table: &str) -> Result<Vec<(i64
 pub(crate) async fn apply<D: Dialect>(conn: &mut Conn<D>, migrator: &Migrator) -> Result<()> {
     D::execute_script(conn, D::MIGRATION_HISTORY)
         .await
-        .map_err(db_error)?;
+        .map_err(db_error::<D>)?;
     let ups = ups(migrator);
     if has_table::<D>(conn, "_sqlx_migrations").await? {
         // Accord's rows (same version and checksum) move, in one
         // transaction.
-        let mut tx = conn.begin().await.map_err(db_error)?;
+        let mut tx = conn.begin().await.map_err(db_error::<D>)?;
         let mut moved = 0;
         for m in &ups {
             let sql = Sql::new(
@@ -121,12 +121,12 @@ pub(crate) async fn apply<D: Dialect>(conn: &mut Conn<D>, migrator: &Migrator) -
             )
             .bind(m.version)
             .bind(&*m.checksum);
-            if D::execute(&mut tx, &sql).await.map_err(db_error)? > 0 {
+            if D::execute(&mut tx, &sql).await.map_err(db_error::<D>)? > 0 {
                 record::<D>(&mut tx, m).await?;
                 moved += 1;
             }
         }
-        tx.commit().await.map_err(db_error)?;
+        tx.commit().await.map_err(db_error::<D>)?;
         if moved > 0 {
             tracing::info!(
                 moved,
@@ -136,10 +136,12 @@ pub(crate) async fn apply<D: Dialect>(conn: &mut Conn<D>, migrator: &Migrator) -
     }
     let applied = history::<D>(conn, "accord_migrations").await?;
     for m in pending(&ups, &applied)? {
-        let mut tx = conn.begin().await.map_err(db_error)?;
-        D::execute_script(&mut tx, &m.sql).await.map_err(db_error)?;
+        let mut tx = conn.begin().await.map_err(db_error::<D>)?;
+        D::execute_script(&mut tx, &m.sql)
+            .await
+            .map_err(db_error::<D>)?;
         record::<D>(&mut tx, m).await?;
-        tx.commit().await.map_err(db_error)?;
+        tx.commit().await.map_err(db_error::<D>)?;
         tracing::info!(version = m.version, description = %m.description, "applied a migration");
     }
     Ok(())

@@ -61,7 +61,7 @@ impl SqlRow for SqliteRow {
 }
 
 /// The [`Fault`] of a SQLite error; `None` for another driver's.
-pub(crate) fn fault(db: &dyn sqlx::error::DatabaseError) -> Option<Fault> {
+fn fault(db: &dyn sqlx::error::DatabaseError) -> Option<Fault> {
     db.try_downcast_ref::<sqlx::sqlite::SqliteError>()?;
     Some(match db.code() {
         Some(code) if is_transient(&code) => Fault::Transient,
@@ -157,6 +157,10 @@ impl Dialect for SqliteStore {
 
     // Transactions take the write lock first (BEGIN IMMEDIATE), so SQLite
     // never aborts one to break a deadlock; waiting is its busy timeout.
+    fn fault(db: &dyn sqlx::error::DatabaseError) -> Fault {
+        fault(db).unwrap_or(Fault::Other)
+    }
+
     fn is_retryable(_: &sqlx::Error) -> bool {
         false
     }

@@ -38,8 +38,6 @@
 
 mod dialect;
 
-pub(crate) use dialect::fault;
-
 // Every store role, and the methods every SQL store has, from the shared
 // implementation (`crate::store::sql`).
 crate::store::sql::calls::store_calls!(SqliteStore);
@@ -115,7 +113,7 @@ impl SqliteStore {
     /// [`migrate`](Self::migrate)).
     pub async fn open_unmigrated(path_or_url: &str) -> Result<SqliteStore> {
         let options = if path_or_url.starts_with("sqlite:") {
-            SqliteConnectOptions::from_str(path_or_url).map_err(db_error)?
+            SqliteConnectOptions::from_str(path_or_url).map_err(db_error::<SqliteStore>)?
         } else {
             SqliteConnectOptions::new().filename(path_or_url)
         };
@@ -129,7 +127,7 @@ impl SqliteStore {
             .max_connections(POOL_SIZE)
             .connect_with(options)
             .await
-            .map_err(db_error)?;
+            .map_err(db_error::<SqliteStore>)?;
         Ok(SqliteStore::unmigrated(pool))
     }
 
@@ -137,7 +135,7 @@ impl SqliteStore {
     /// embedding: gone when the store (and every clone) is dropped.
     pub async fn open_in_memory() -> Result<SqliteStore> {
         let options = SqliteConnectOptions::from_str("sqlite::memory:")
-            .map_err(db_error)?
+            .map_err(db_error::<SqliteStore>)?
             .foreign_keys(true);
         // One connection that never closes: each in-memory connection would
         // otherwise be its own database, and closing the last one drops it.
@@ -151,7 +149,7 @@ impl SqliteStore {
             .max_lifetime(None)
             .connect_with(options)
             .await
-            .map_err(db_error)?;
+            .map_err(db_error::<SqliteStore>)?;
         SqliteStore::migrated(pool).await
     }
 
@@ -178,10 +176,13 @@ impl SqliteStore {
     /// processes opening a new file at the same moment migrate one after
     /// the other, and the later ones find every migration applied.
     pub async fn migrate(&self) -> Result<()> {
-        let mut conn = self.pool.acquire().await.map_err(db_error)?;
-        let mut tx = conn.begin_with("BEGIN IMMEDIATE").await.map_err(db_error)?;
+        let mut conn = self.pool.acquire().await.map_err(db_error::<SqliteStore>)?;
+        let mut tx = conn
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(db_error::<SqliteStore>)?;
         migrate::apply::<SqliteStore>(&mut tx, &MIGRATOR).await?;
-        tx.commit().await.map_err(db_error)
+        tx.commit().await.map_err(db_error::<SqliteStore>)
     }
 
     /// Runs a read (in place: a dropped read loses nothing). See
@@ -209,8 +210,11 @@ impl SqliteStore {
     /// the background until the lock or the busy timeout.
     pub(crate) async fn check_writable(&self) -> Result<()> {
         let probe = self.write_call(|s| async move {
-            let w = s.begin_write().await.map_err(Abort::into_error)?;
-            w.rollback().await.map_err(Abort::into_error)
+            let w = s
+                .begin_write()
+                .await
+                .map_err(Abort::into_error::<SqliteStore>)?;
+            w.rollback().await.map_err(Abort::into_error::<SqliteStore>)
         });
         match tokio::time::timeout(READY_TIMEOUT, probe).await {
             Ok(result) => result,
