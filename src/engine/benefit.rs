@@ -1,6 +1,7 @@
 //! Evaluating benefits (formulas and `${name}` text) and quota charges.
 
 use std::borrow::{Borrow, Cow};
+use std::sync::Arc;
 
 use chrono::{DateTime, Datelike, Utc};
 use chrono_tz::Tz;
@@ -88,18 +89,18 @@ fn format_decimal(d: Decimal) -> String {
 }
 
 /// Evaluates benefit `b` of rule `r`: formulas computed, placeholders
-/// substituted. A static benefit (no formula, no placeholder) is lent, not
+/// substituted. A static benefit (no formula, no placeholder) is shared, not
 /// copied.
-pub(crate) fn evaluate<'e>(
-    benefit: &'e CompiledBenefit,
+pub(crate) fn evaluate(
+    benefit: &CompiledBenefit,
     (r, b): (usize, usize),
     item_index: Option<usize>,
     cc: &CompiledCampaign,
     req: &Prepared<'_>,
     now: DateTime<Utc>,
-) -> Result<Cow<'e, Then>> {
+) -> Result<Arc<Then>> {
     if benefit.is_static {
-        return Ok(Cow::Borrowed(&benefit.then));
+        return Ok(Arc::clone(&benefit.then));
     }
     let item = item_index.map(|i| &req.items[i]);
     let resolve = |name: &str| benefit_name(name, item, cc, req, now);
@@ -156,7 +157,7 @@ pub(crate) fn evaluate<'e>(
         },
         req,
     )?;
-    Ok(Cow::Owned(out))
+    Ok(Arc::new(out))
 }
 
 /// The quota charges of a redemption of `benefits` (already evaluated):
