@@ -302,6 +302,7 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
         }
         // Campaigns left out by their quotas suppress nothing.
         let campaigns: Vec<&Campaign> = kept.iter().map(|h| &h.campaign.campaign).collect();
+        actions.reserve(kept.iter().map(|h| h.actions.len()).sum());
         for ((hit, verdict), c) in kept
             .iter()
             .zip(stacking::resolve(&campaigns))

@@ -179,6 +179,9 @@ pub(crate) fn charges<B: Borrow<Then>>(
 /// sorts them by key. A sum beyond Decimal's range is an
 /// `invalid_quota_amount` error, never a panic.
 pub(crate) fn merge(charges: Vec<QuotaCharge>) -> Result<Vec<QuotaCharge>> {
+    if charges.len() < 2 {
+        return Ok(charges);
+    }
     let mut out: Vec<QuotaCharge> = Vec::with_capacity(charges.len());
     for c in charges {
         match out.iter_mut().find(|o| o.key == c.key) {
