@@ -120,6 +120,7 @@
 //! | `http` (default) | `accord::http`: an axum router exposing the wire API, with JWT auth and OpenAPI |
 //! | `admin` (default) | `accord::admin`: the admin console, a server-rendered web interface at `/admin/` |
 //! | `cli` (default) | the `accord` command (`serve`, `migrate`, `token`) and `accord::cli` |
+//! | `testkit` | test support for `fuzz/` and the fuzz regressions (hidden `accord::fuzzing`); not for production |
 //!
 //! The defaults include what the `accord` command needs, so that
 //! `cargo run --release` runs the server with no flags. A program that wants the core alone depends on
@@ -129,29 +130,46 @@
 // (Scoped to the library; tests, examples and benches may unwrap.)
 #![deny(clippy::unwrap_used)]
 
-#[cfg(feature = "admin")]
-pub mod admin;
-pub mod campaign;
-#[cfg(feature = "cli")]
-pub mod cli;
-pub mod clock;
-pub mod condition;
-pub mod consent;
-pub mod engine;
-pub mod error;
-pub mod formula;
-#[cfg(feature = "memory")]
-#[doc(hidden)]
-pub mod fuzzing;
-pub mod hash;
-#[cfg(feature = "http")]
-pub mod http;
-pub mod limits;
+// The layers, bottom to top (ARCHITECTURE.md): each module's doc says what
+// it owns and what it may import; `tests/layers.rs` checks the imports.
+mod adapter;
+mod core;
+mod service;
 pub mod store;
-pub mod template;
-pub mod wire;
+#[cfg(any(test, feature = "testkit"))]
+mod testkit;
 
-pub use campaign::CampaignService;
-pub use clock::{Clock, ManualClock, SystemClock};
-pub use consent::ConsentService;
-pub use error::{Error, ErrorKind, FieldError, Result};
+// The public API: the paths users know, re-exported from the layers.
+pub use crate::core::{clock, condition, engine, error, formula, hash, limits, template, wire};
+#[cfg(feature = "admin")]
+pub use adapter::admin;
+#[cfg(feature = "cli")]
+pub use adapter::cli;
+#[cfg(feature = "http")]
+pub use adapter::http;
+#[cfg(feature = "testkit")]
+#[doc(hidden)]
+pub use testkit::fuzzing;
+
+pub mod campaign {
+    //! The campaign side: domain types, validation and the service.
+    //!
+    //! See [`CampaignService`] for the operations and the crate's `DESIGN`
+    //! decisions they implement.
+    pub use crate::core::campaign::*;
+    pub use crate::service::campaign::{
+        CampaignService, Imported, Preview, PreviewHit, PreviewQuota, QuotaUsagePage,
+        QuotaUsageQuery, RedeemResult, SearchOptions, DEFAULT_QUOTA_PAGE_SIZE, DEFAULT_REFRESH,
+    };
+}
+
+pub mod consent {
+    #![doc = include_str!("core/consent/decisions.md")]
+    pub use crate::core::consent::*;
+    pub use crate::service::consent::{self as service, ConsentService, SubjectExport};
+}
+
+pub use crate::core::clock::{Clock, ManualClock, SystemClock};
+pub use crate::core::error::{Error, ErrorKind, FieldError, Result};
+pub use crate::service::campaign::CampaignService;
+pub use crate::service::consent::ConsentService;

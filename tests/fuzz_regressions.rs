@@ -5,7 +5,7 @@
 //! Every target of `fuzz/Cargo.toml` must have a folder here with at least
 //! one input: a missing or empty folder fails, so a replay can never pass
 //! by replaying nothing.
-#![cfg(feature = "memory")]
+#![cfg(feature = "testkit")]
 
 use std::fs;
 use std::path::{Path, PathBuf};

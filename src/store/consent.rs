@@ -23,7 +23,7 @@
 //!   two concurrent PUTs cannot both build on the same version.
 //! - **Lists in the database.** [`ContentStore::list_content`] filters,
 //!   sorts and pages in the database with exactly the semantics documented
-//!   in [`crate::consent::query`]; the memory store is the reference
+//!   in [`crate::core::consent::query`]; the memory store is the reference
 //!   (`ContentQuery::matches` / `ContentQuery::compare`).
 //! - **Indexed reads.** The [`ConsentLedger`] reads are by (project, type,
 //!   one `data` attribute): suggested indexes, on the table of versions,
@@ -33,15 +33,15 @@
 //!   `(project, data_subject, app)` on purpose events.
 //!
 //! Attribute names reaching a store are checked by
-//! [`ContentQuery::check`](crate::consent::ContentQuery::check) (letters,
+//! [`ContentQuery::check`](crate::core::consent::ContentQuery::check) (letters,
 //! digits and `_`).
 
 use std::future::Future;
 
 use super::Page;
-use crate::consent::erasure::ErasureCounts;
-use crate::consent::ledger::LedgerHead;
-use crate::consent::{ContentQuery, ContentRecord, ContentType, ContentWrite, PurposeEvent};
+use crate::core::consent::erasure::ErasureCounts;
+use crate::core::consent::ledger::LedgerHead;
+use crate::core::consent::{ContentQuery, ContentRecord, ContentType, ContentWrite, PurposeEvent};
 use crate::Result;
 
 /// Versioned content records.
@@ -83,7 +83,7 @@ pub trait ContentStore: Send + Sync {
     ) -> impl Future<Output = Result<Vec<ContentRecord>>> + Send;
 
     /// A page of current versions of a type, filtered and sorted as
-    /// [`crate::consent::query`] defines; `total` counts every match.
+    /// [`crate::core::consent::query`] defines; `total` counts every match.
     fn list_content(
         &self,
         project: &str,
@@ -147,7 +147,7 @@ pub struct StoredEntry {
     pub text: String,
 }
 
-/// The tamper-evident ledger of consent events ([`crate::consent::ledger`]).
+/// The tamper-evident ledger of consent events ([`crate::core::consent::ledger`]).
 ///
 /// Appending is not a call of its own: every store appends the entry of a
 /// consent-acceptance version ([`ContentStore::insert_content`],
@@ -170,7 +170,7 @@ pub trait LedgerStore: Send + Sync {
 
     /// Erases a data subject, in one transaction: every version of their
     /// acceptances gets
-    /// [`erase_acceptance`](crate::consent::erasure::erase_acceptance)`(data, pseudonym)`,
+    /// [`erase_acceptance`](crate::core::consent::erasure::erase_acceptance)`(data, pseudonym)`,
     /// their purpose events get `pseudonym` as subject, and the ledger
     /// entries of all those records lose their salt. The one exception to
     /// append-only: personal data must be removable (GDPR Art. 17), while

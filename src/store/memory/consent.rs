@@ -6,9 +6,9 @@ use std::collections::{BTreeMap, HashMap};
 use serde_json::Value;
 
 use super::{lock, MemoryStore};
-use crate::consent::erasure::{self, ErasureCounts};
-use crate::consent::ledger::{self, LedgerHead, Unsealed};
-use crate::consent::{ContentQuery, ContentRecord, ContentType, ContentWrite, PurposeEvent};
+use crate::core::consent::erasure::{self, ErasureCounts};
+use crate::core::consent::ledger::{self, LedgerHead, Unsealed};
+use crate::core::consent::{ContentQuery, ContentRecord, ContentType, ContentWrite, PurposeEvent};
 use crate::store::{ConsentLedger, ContentStore, LedgerStore, Page, StoredEntry};
 use crate::{Error, Result};
 
@@ -110,7 +110,7 @@ impl ContentStore for MemoryStore {
             last_modified_by: write.actor.clone(),
             created_date: write.at,
             last_modified_date: write.at,
-            data: crate::wire::double_data(&write.data),
+            data: crate::core::wire::double_data(&write.data),
         };
         let p = s.projects.entry(write.project_id.clone()).or_default();
         p.content.insert(key, vec![record.clone()]);
@@ -150,7 +150,7 @@ impl ContentStore for MemoryStore {
             version: current.version + 1,
             last_modified_by: write.actor.clone(),
             last_modified_date: write.at,
-            data: crate::wire::double_data(&write.data),
+            data: crate::core::wire::double_data(&write.data),
             ..current.clone()
         };
         record.seq = s.next_seq();

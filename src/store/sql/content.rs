@@ -1,11 +1,11 @@
 //! What the SQLite and PostgreSQL consent stores share: the errors of the
 //! content contract (the memory store's codes and wording), the `data`
-//! column's JSON, and the two translations of [`crate::consent::query`]
+//! column's JSON, and the two translations of [`crate::core::consent::query`]
 //! that SQL cannot do by itself exactly:
 //!
 //! - [`FilterValue`]: what a filter's text can equal — a string (or the
 //!   stored form of the instant it names), a number of the same decimal value (through the same
-//!   [`plain_decimal`](crate::consent::query) the memory store uses), a
+//!   [`plain_decimal`](crate::core::consent::query) the memory store uses), a
 //!   boolean.
 //! - [`number_sort_key`]: a text whose byte order is the exact numeric
 //!   order of JSON numbers (SQLite sorts numbers with it; PostgreSQL has
@@ -16,8 +16,8 @@ use rust_decimal::Decimal;
 use serde_json::{Map, Number, Value};
 
 use super::corrupt;
-use crate::consent::query::{instant_text, plain_decimal};
-use crate::consent::ContentType;
+use crate::core::consent::query::{instant_text, plain_decimal};
+use crate::core::consent::ContentType;
 use crate::{Error, Result};
 
 /// A second record with the same (project, type, id).
@@ -68,18 +68,19 @@ pub(crate) fn data_from_json(json: &str) -> Result<Map<String, Value>> {
         serde_json::from_str(json).map_err(|e| corrupt("content data", e))?;
     // PostgreSQL's jsonb writes numbers in its own form (`1e2` as `100`):
     // every store answers each number in the one form of a double.
-    data.values_mut().for_each(crate::wire::double_numbers);
+    data.values_mut()
+        .for_each(crate::core::wire::double_numbers);
     Ok(data)
 }
 
 /// What the text of a filter `data.a=v` can equal (see
-/// [`crate::consent::query`]): a string always; a number when `v` is a
+/// [`crate::core::consent::query`]): a string always; a number when `v` is a
 /// plain decimal; a boolean when `v` is `true` or `false`.
 pub(crate) struct FilterValue<'a> {
     /// The text as written: equal strings match.
     pub text: &'a str,
     /// When the text is a timestamp, that instant's stored form: equal
-    /// strings match too (see [`crate::consent::query`]).
+    /// strings match too (see [`crate::core::consent::query`]).
     pub instant: Option<String>,
     /// Its decimal value: numbers of that value match.
     pub number: Option<Decimal>,
@@ -136,7 +137,7 @@ impl<'a> FilterValue<'a> {
             for x in doubles {
                 if let Some(number) = Number::from_f64(x) {
                     let text = number.to_string();
-                    if crate::wire::parse_decimal(&text) == Some(d) {
+                    if crate::core::wire::parse_decimal(&text) == Some(d) {
                         texts.push(text);
                     }
                 }
@@ -220,7 +221,7 @@ pub(crate) fn number_keys_json(data: &Map<String, Value>) -> Result<String> {
 
 /// The JSON path of a top-level attribute, for SQLite's JSON functions.
 /// Attribute names are letters, digits and `_`
-/// ([`ContentQuery::check`](crate::consent::ContentQuery::check)), so
+/// ([`ContentQuery::check`](crate::core::consent::ContentQuery::check)), so
 /// quoting them is enough; the path is bound as a parameter all the same.
 #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
 pub(crate) fn json_path(attribute: &str) -> String {
@@ -230,7 +231,7 @@ pub(crate) fn json_path(attribute: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::consent::{ContentQuery, ContentRecord};
+    use crate::core::consent::{ContentQuery, ContentRecord};
     use crate::store::SortDirection;
     use chrono::DateTime;
     use proptest::prelude::*;
@@ -317,7 +318,7 @@ mod tests {
             // The filter is the number itself in plain form (when it has
             // one), or some other number's.
             let source = if pick { &n } else { &other };
-            let Some(d) = crate::wire::parse_decimal(&source.to_string()) else {
+            let Some(d) = crate::core::wire::parse_decimal(&source.to_string()) else {
                 return Ok(());
             };
             let filter = d.to_string();

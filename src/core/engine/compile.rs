@@ -1,0 +1,443 @@
+//! Compiling a campaign: every value parsed once, every problem reported.
+
+use std::sync::Arc;
+
+use chrono_tz::Tz;
+use rust_decimal::Decimal;
+
+use crate::core::campaign::{
+    AllocateMethod, Campaign, CampaignRef, CapScope, ConditionType, MatchKind, Rule, RuleRef, Then,
+    ThenOperator, DEFAULT_AMOUNT_ATTRIBUTE,
+};
+use crate::core::condition::{self, CompiledCondition};
+use crate::core::error::FieldError;
+use crate::core::formula::Formula;
+use crate::core::limits::{
+    MAX_BENEFITS_PER_RULE, MAX_CONDITIONS_PER_RULE, MAX_DATA_PER_BENEFIT, MAX_GROUPS_PER_RULE,
+    MAX_QUOTAS_PER_CAMPAIGN, MAX_RULES_PER_CAMPAIGN, MAX_TEXT_LEN,
+};
+use crate::core::template::Template;
+
+/// A campaign compiled for evaluation. Immutable; built once per saved
+/// version of the campaign.
+#[derive(Debug, Clone)]
+pub struct CompiledCampaign {
+    /// The campaign as saved.
+    pub campaign: Campaign,
+    /// The campaign as a search response names it, built once.
+    pub(crate) wire: Arc<CampaignRef>,
+    pub(crate) rules: Vec<CompiledRule>,
+    pub(crate) quotas: Vec<CompiledQuota>,
+    /// The zone of the calendar names (`${day}`, `${week}`, …): the
+    /// campaign's `timeZone`, else the project's (see
+    /// [`in_zone`](Self::in_zone)), else UTC.
+    pub(crate) zone: Tz,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct CompiledRule {
+    /// The rule as a search response names it, built once.
+    pub(crate) wire: Arc<RuleRef>,
+    pub(crate) groups: Vec<CompiledGroup>,
+    pub(crate) benefits: Vec<CompiledBenefit>,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct CompiledGroup {
+    pub(crate) match_kind: MatchKind,
+    /// The conditions, in group order; shared with the engine's rule plans.
+    pub(crate) conditions: Vec<Arc<CompiledCondition>>,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct CompiledBenefit {
+    /// The benefit as saved; what search returns of a static one.
+    pub(crate) then: Arc<Then>,
+    pub(crate) values: Vec<Value>,
+    /// No formula and no `${name}`: the benefit evaluates to `then` itself,
+    /// so search can lend it instead of building a copy per match.
+    pub(crate) is_static: bool,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) enum Value {
+    Text(Template),
+    Formula(Formula),
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct CompiledQuota {
+    pub(crate) key: Template,
+    pub(crate) limit: Decimal,
+    pub(crate) value_field: Option<String>,
+}
+
+impl CompiledCampaign {
+    /// Compiles a campaign, reporting every problem of its rules and quotas
+    /// with its field path.
+    pub fn compile(campaign: &Campaign) -> Result<CompiledCampaign, Vec<FieldError>> {
+        let mut problems = Vec::new();
+        if campaign.rules.len() > MAX_RULES_PER_CAMPAIGN {
+            problems.push(FieldError::new(
+                "rules",
+                "too_many",
+                format!("a campaign has at most {MAX_RULES_PER_CAMPAIGN} rules"),
+            ));
+        }
+        if campaign.quotas.len() > MAX_QUOTAS_PER_CAMPAIGN {
+            problems.push(FieldError::new(
+                "quotas",
+                "too_many",
+                format!("a campaign has at most {MAX_QUOTAS_PER_CAMPAIGN} quotas"),
+            ));
+        }
+        let rules: Vec<CompiledRule> = campaign
+            .rules
+            .iter()
+            .take(MAX_RULES_PER_CAMPAIGN)
+            .enumerate()
+            .filter_map(|(i, r)| compile_rule(r, &format!("rules[{i}]"), &mut problems))
+            .collect();
+        let quotas: Vec<CompiledQuota> = campaign
+            .quotas
+            .iter()
+            .take(MAX_QUOTAS_PER_CAMPAIGN)
+            .enumerate()
+            .filter_map(|(i, q)| {
+                let path = format!("quotas[{i}]");
+                if q.value < Decimal::ZERO {
+                    problems.push(FieldError::new(
+                        format!("{path}.value"),
+                        "invalid_number",
+                        "the limit must not be negative",
+                    ));
+                }
+                if q.key.trim().is_empty() {
+                    problems.push(FieldError::new(
+                        format!("{path}.key"),
+                        "required",
+                        "key is required",
+                    ));
+                    return None;
+                }
+                if q.key.len() > MAX_TEXT_LEN {
+                    problems.push(FieldError::new(
+                        format!("{path}.key"),
+                        "too_long",
+                        format!("at most {MAX_TEXT_LEN} bytes"),
+                    ));
+                    return None;
+                }
+                match Template::parse(&q.key) {
+                    Ok(key) => Some(CompiledQuota {
+                        key,
+                        limit: q.value,
+                        value_field: q.value_field.clone().filter(|f| !f.trim().is_empty()),
+                    }),
+                    Err(e) => {
+                        problems.push(FieldError::new(
+                            format!("{path}.key"),
+                            e.code(),
+                            e.to_string(),
+                        ));
+                        None
+                    }
+                }
+            })
+            .collect();
+        let zone = match campaign.time_zone.as_deref() {
+            None => Tz::UTC,
+            Some(name) => name.parse::<Tz>().unwrap_or_else(|_| {
+                problems.push(FieldError::new(
+                    "timeZone",
+                    "invalid_time_zone",
+                    format!(
+                        "{name:?} is not an IANA time zone name (Europe/Berlin, Asia/Bangkok, UTC)"
+                    ),
+                ));
+                Tz::UTC
+            }),
+        };
+        if problems.is_empty() {
+            Ok(CompiledCampaign {
+                wire: Arc::new(campaign_ref(campaign)),
+                campaign: campaign.clone(),
+                rules,
+                quotas,
+                zone,
+            })
+        } else {
+            Err(problems)
+        }
+    }
+}
+
+/// The campaign as a search response names it.
+fn campaign_ref(c: &Campaign) -> CampaignRef {
+    CampaignRef {
+        id: c.id,
+        name: c.name.clone(),
+        start_date: c.start_date,
+        end_date: c.end_date,
+        ref_code: c.ref_code.clone(),
+        image_url: c.image_url.clone(),
+    }
+}
+
+impl CompiledCampaign {
+    /// The campaign with `zone` (the project's time zone) for its calendar
+    /// names, unless it names its own `timeZone`.
+    #[must_use]
+    pub fn in_zone(mut self, zone: Tz) -> Self {
+        if self.campaign.time_zone.is_none() {
+            self.zone = zone;
+        }
+        self
+    }
+
+    /// The zone of the campaign's calendar names.
+    pub fn zone(&self) -> Tz {
+        self.zone
+    }
+}
+
+fn compile_rule(rule: &Rule, path: &str, problems: &mut Vec<FieldError>) -> Option<CompiledRule> {
+    let before = problems.len();
+    if !rule.then_operator.is_known() {
+        problems.push(FieldError::new(
+            format!("{path}.thenOperator"),
+            "invalid_enum",
+            format!(
+                "unknown thenOperator {:?}; expected one of {}",
+                rule.then_operator.as_str(),
+                ThenOperator::expected()
+            ),
+        ));
+    }
+    if let (Some(from), Some(to)) = (rule.valid_from, rule.valid_to) {
+        if from >= to {
+            problems.push(FieldError::new(
+                format!("{path}.validTo"),
+                "invalid_period",
+                "validTo must be after validFrom",
+            ));
+        }
+    }
+    if rule.when.len() > MAX_GROUPS_PER_RULE {
+        problems.push(FieldError::new(
+            format!("{path}.when"),
+            "too_many",
+            format!("a rule has at most {MAX_GROUPS_PER_RULE} when groups"),
+        ));
+    }
+    let conditions: usize = rule.when.iter().map(|g| g.conditions.len()).sum();
+    if conditions > MAX_CONDITIONS_PER_RULE {
+        problems.push(FieldError::new(
+            format!("{path}.when"),
+            "too_many",
+            format!("a rule has at most {MAX_CONDITIONS_PER_RULE} conditions over all its groups"),
+        ));
+    }
+    if rule.then.is_empty() {
+        problems.push(FieldError::new(
+            format!("{path}.then"),
+            "required",
+            "a rule needs at least one benefit",
+        ));
+    }
+    if rule.then.len() > MAX_BENEFITS_PER_RULE {
+        problems.push(FieldError::new(
+            format!("{path}.then"),
+            "too_many",
+            format!("a rule has at most {MAX_BENEFITS_PER_RULE} benefits"),
+        ));
+    }
+    let groups = if rule.when.len() <= MAX_GROUPS_PER_RULE && conditions <= MAX_CONDITIONS_PER_RULE
+    {
+        compile_groups(rule, path, problems)
+    } else {
+        Vec::new()
+    };
+    let benefits = compile_benefits(rule, path, problems);
+    (problems.len() == before).then(|| CompiledRule {
+        wire: Arc::new(RuleRef {
+            id: rule.id.clone(),
+            name: rule.name.clone(),
+            then_operator: rule.then_operator.clone(),
+        }),
+        groups,
+        benefits,
+    })
+}
+
+fn compile_groups(rule: &Rule, path: &str, problems: &mut Vec<FieldError>) -> Vec<CompiledGroup> {
+    let mut groups = Vec::with_capacity(rule.when.len());
+    for (g, group) in rule.when.iter().enumerate() {
+        let gpath = format!("{path}.when[{g}]");
+        if !group.match_kind.is_known() {
+            problems.push(FieldError::new(
+                format!("{gpath}.match"),
+                "invalid_enum",
+                format!(
+                    "unknown match {:?}; expected one of {}",
+                    group.match_kind.as_str(),
+                    MatchKind::expected()
+                ),
+            ));
+        }
+        let mut conditions = Vec::with_capacity(group.conditions.len());
+        for (c, cond) in group.conditions.iter().enumerate() {
+            match condition::compile(cond, &format!("{gpath}.conditions[{c}]")) {
+                Ok(cc) => conditions.push(Arc::new(cc)),
+                Err(e) => problems.extend(e),
+            }
+        }
+        groups.push(CompiledGroup {
+            match_kind: group.match_kind.clone(),
+            conditions,
+        });
+    }
+    groups
+}
+
+fn compile_benefits(
+    rule: &Rule,
+    path: &str,
+    problems: &mut Vec<FieldError>,
+) -> Vec<CompiledBenefit> {
+    let mut benefits = Vec::with_capacity(rule.then.len());
+    for (b, then) in rule.then.iter().take(MAX_BENEFITS_PER_RULE).enumerate() {
+        let bpath = format!("{path}.then[{b}]");
+        if then.data.len() > MAX_DATA_PER_BENEFIT {
+            problems.push(FieldError::new(
+                format!("{bpath}.data"),
+                "too_many",
+                format!("a benefit has at most {MAX_DATA_PER_BENEFIT} data items"),
+            ));
+            continue;
+        }
+        let mut values = Vec::with_capacity(then.data.len());
+        for (d, item) in then.data.iter().enumerate() {
+            let dpath = format!("{bpath}.data[{d}]");
+            if item.attribute.trim().is_empty() {
+                problems.push(FieldError::new(
+                    format!("{dpath}.attribute"),
+                    "required",
+                    "attribute is required",
+                ));
+            }
+            if item.value.len() > MAX_TEXT_LEN {
+                problems.push(FieldError::new(
+                    format!("{dpath}.value"),
+                    "too_long",
+                    format!("at most {MAX_TEXT_LEN} bytes"),
+                ));
+                continue;
+            }
+            if item.is_formula {
+                match Formula::parse(&item.value) {
+                    Ok(f) => values.push(Value::Formula(f)),
+                    Err(e) => problems.push(FieldError::new(
+                        format!("{dpath}.value"),
+                        e.code(),
+                        e.to_string(),
+                    )),
+                }
+            } else {
+                match Template::parse(&item.value) {
+                    Ok(t) => values.push(Value::Text(t)),
+                    Err(e) => problems.push(FieldError::new(
+                        format!("{dpath}.value"),
+                        e.code(),
+                        e.to_string(),
+                    )),
+                }
+            }
+        }
+        check_money(rule, then, &bpath, problems);
+        let is_static = then.cap.is_none()
+            && then.allocate.is_none()
+            && values.len() == then.data.len()
+            && values
+                .iter()
+                .all(|v| matches!(v, Value::Text(t) if !t.has_placeholders()));
+        benefits.push(CompiledBenefit {
+            then: Arc::new(then.clone()),
+            values,
+            is_static,
+        });
+    }
+    benefits
+}
+
+/// Checks a benefit's cap and allocation: known values, a non-negative
+/// `max`, a data item to apply them to, and an `ITEM` scope only on a rule
+/// that matches a cart item.
+fn check_money(rule: &Rule, then: &Then, bpath: &str, problems: &mut Vec<FieldError>) {
+    if let Some(method) = &then.allocate {
+        if !method.is_known() {
+            problems.push(FieldError::new(
+                format!("{bpath}.allocate"),
+                "invalid_enum",
+                format!(
+                    "unknown allocate {:?}; expected one of {}",
+                    method.as_str(),
+                    AllocateMethod::expected()
+                ),
+            ));
+        }
+    }
+    let Some(cap) = &then.cap else {
+        if then.allocate.is_some()
+            && !then
+                .data
+                .iter()
+                .any(|d| d.attribute == DEFAULT_AMOUNT_ATTRIBUTE)
+        {
+            problems.push(FieldError::new(
+                format!("{bpath}.allocate"),
+                "unknown_attribute",
+                format!("an allocated benefit needs a data item {DEFAULT_AMOUNT_ATTRIBUTE:?} (or a cap naming another one)"),
+            ));
+        }
+        return;
+    };
+    if cap.max.is_some_and(|m| m < Decimal::ZERO) {
+        problems.push(FieldError::new(
+            format!("{bpath}.cap.max"),
+            "invalid_number",
+            "a cap must not be negative",
+        ));
+    }
+    if !then.data.iter().any(|d| d.attribute == cap.attribute()) {
+        problems.push(FieldError::new(
+            format!("{bpath}.cap.attribute"),
+            "unknown_attribute",
+            format!("the benefit has no data item {:?} to cap", cap.attribute()),
+        ));
+    }
+    match &cap.scope {
+        Some(CapScope::Unknown(s)) => problems.push(FieldError::new(
+            format!("{bpath}.cap.scope"),
+            "invalid_enum",
+            format!(
+                "unknown scope {s:?}; expected one of {}",
+                CapScope::expected()
+            ),
+        )),
+        Some(CapScope::Item)
+            if !rule
+                .when
+                .iter()
+                .flat_map(|g| &g.conditions)
+                .any(|c| c.kind == ConditionType::CartItem) =>
+        {
+            problems.push(FieldError::new(
+                format!("{bpath}.cap.scope"),
+                "invalid_cap_scope",
+                "scope ITEM needs a rule with a cartItem condition (the line it caps by)",
+            ));
+        }
+        _ => {}
+    }
+}

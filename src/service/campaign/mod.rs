@@ -1,0 +1,13 @@
+//! The campaign use cases: [`CampaignService`] (admin, search, redeem,
+//! cancel, quota usage, preview), its per-project compiled snapshots and
+//! its quota usage cache.
+
+mod service;
+mod snapshots;
+mod usage;
+
+pub use service::{
+    CampaignService, Imported, Preview, PreviewHit, PreviewQuota, QuotaUsagePage, QuotaUsageQuery,
+    RedeemResult, SearchOptions, DEFAULT_QUOTA_PAGE_SIZE,
+};
+pub use snapshots::DEFAULT_REFRESH;
