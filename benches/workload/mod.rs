@@ -656,6 +656,20 @@ pub fn storefront(seed: u64) -> Workload {
     shop_workload(seed, "storefront", 200, 0.05, 1000, &storefront_mix)
 }
 
+/// Storefront at another size: `n` campaigns of the storefront's shape
+/// designed to match `rate` (at 20,000 campaigns and 1.8%, about 360 hits a
+/// request: the cost of building hits dominates).
+pub fn storefront_sized(seed: u64, n: usize, rate: f64) -> Workload {
+    shop_workload(
+        seed,
+        &format!("storefront-{n}"),
+        n,
+        rate,
+        1000,
+        &storefront_mix,
+    )
+}
+
 /// Regex-heavy: like storefront, but every rule has a regex or not_in
 /// condition and half of the other conditions are regexes too.
 pub fn regex_heavy(seed: u64) -> Workload {

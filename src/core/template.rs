@@ -302,7 +302,7 @@ impl Template {
         &self,
         resolve: &dyn Fn(&str) -> Option<Cow<'v, str>>,
     ) -> Result<String, TemplateError> {
-        let mut out = String::new();
+        let mut out = String::with_capacity(64);
         for (i, part) in self.parts.iter().enumerate() {
             match part {
                 Part::Text(text) => out.push_str(text),

@@ -127,7 +127,8 @@ impl Scalar {
     pub fn as_text(&self) -> std::borrow::Cow<'_, str> {
         match self {
             Scalar::Text(s) => std::borrow::Cow::Borrowed(s),
-            Scalar::Number(n) => std::borrow::Cow::Owned(n.to_string()),
+            // A number keeps the text it was read from (arbitrary precision).
+            Scalar::Number(n) => std::borrow::Cow::Borrowed(n.as_str()),
         }
     }
 
@@ -235,6 +236,9 @@ pub fn parse_decimal(s: &str) -> Option<Decimal> {
     if s.is_empty() || s.len() > MAX_NUMBER_TEXT {
         return None;
     }
+    if let Some(d) = parse_plain(s) {
+        return Some(d);
+    }
     let (mantissa, exponent) = match s.find(['e', 'E']) {
         Some(at) => {
             let exp = &s[at + 1..];
@@ -256,6 +260,49 @@ pub fn parse_decimal(s: &str) -> Option<Decimal> {
     };
     let (negative, digits, scale) = plain_parts(mantissa)?;
     exact(negative, &digits, scale, exponent)
+}
+
+/// The common form, `[+-]digits[.digits]` with at most 28 digits, read
+/// without allocating: the same value and scale as the general path below
+/// (which handles exponents, long digit strings and every refusal); `None`
+/// hands the text to it.
+fn parse_plain(s: &str) -> Option<Decimal> {
+    let bytes = s.as_bytes();
+    let (negative, rest) = match bytes.first()? {
+        b'-' => (true, &bytes[1..]),
+        b'+' => (false, &bytes[1..]),
+        _ => (false, bytes),
+    };
+    let mut mantissa: i128 = 0;
+    let mut digits = 0u32;
+    let mut scale = 0u32;
+    let mut point = false;
+    for &b in rest {
+        match b {
+            b'0'..=b'9' => {
+                digits += 1;
+                if digits > 28 {
+                    return None;
+                }
+                mantissa = mantissa * 10 + i128::from(b - b'0');
+                if point {
+                    scale += 1;
+                }
+            }
+            b'.' if !point => point = true,
+            _ => return None,
+        }
+    }
+    if digits == 0 {
+        return None;
+    }
+    if mantissa == 0 {
+        return Some(Decimal::ZERO);
+    }
+    if negative {
+        mantissa = -mantissa;
+    }
+    Decimal::try_from_i128_with_scale(mantissa, scale).ok()
 }
 
 /// The longest number text read, in bytes: no exact `Decimal` needs more
@@ -571,6 +618,53 @@ mod tests {
         let fields: Vec<&str> = err.fields().iter().map(|f| f.field.as_str()).collect();
         assert_eq!(fields, ["a[1]", "b\u{0}", "c.d"]);
         assert!(reject_nul(&serde_json::json!({"a": "fine"})).is_ok());
+    }
+
+    #[test]
+    fn the_plain_form_reads_as_the_general_path_does() {
+        for s in [
+            "0",
+            "-0",
+            "+0",
+            "0.00",
+            "-0.000",
+            "007",
+            "1.",
+            ".5",
+            "-.5",
+            "+1.50",
+            "12.345",
+            "-99999.0001",
+            "1234567890123456789012345678",
+            "0.1234567890123456789012345678",
+            "9999999999999999999999999999",
+            "-9999999999999999999.999999999",
+            "00000000000000000000000000001",
+            "1.0000000000000000000000000000",
+            ".",
+            "-",
+            "",
+            "1..2",
+            "1.2.3",
+            "--1",
+            "1a",
+            " 1",
+        ] {
+            let (negative, digits, scale) = match plain_parts(s) {
+                Some(parts) => parts,
+                None => {
+                    assert_eq!(parse_plain(s), None, "{s:?}");
+                    continue;
+                }
+            };
+            let general = exact(negative, &digits, scale, 0);
+            if let Some(fast) = parse_plain(s) {
+                let general =
+                    general.unwrap_or_else(|| panic!("{s:?}: only the fast path reads it"));
+                assert_eq!(fast, general, "{s:?}");
+                assert_eq!(fast.to_string(), general.to_string(), "{s:?}: scale");
+            }
+        }
     }
 
     #[test]

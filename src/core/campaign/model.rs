@@ -10,6 +10,8 @@
 //! campaign with five bad values gets five field errors from
 //! [`validate`](super::validate), not one serde error.
 
+use std::sync::Arc;
+
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
@@ -519,15 +521,20 @@ pub struct RuleRef {
 }
 
 /// One matched benefit.
+///
+/// Its parts are shared (`Arc`) with the compiled snapshot that a search
+/// ran on: the rule's and the campaign's wire forms are built once per
+/// saved campaign, and so is a benefit without formula or placeholder, so
+/// a search that returns hundreds of actions copies none of them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct ActionMatch {
     /// The rule that fired.
-    pub rule: RuleRef,
+    pub rule: Arc<RuleRef>,
     /// Its campaign.
-    pub campaign: CampaignRef,
+    pub campaign: Arc<CampaignRef>,
     /// The benefit, with formulas evaluated and placeholders substituted.
-    pub action: Then,
+    pub action: Arc<Then>,
 }
 
 /// Why a running campaign did not fire (search with `explain`).

@@ -1,6 +1,7 @@
 //! Evaluating benefits (formulas and `${name}` text) and quota charges.
 
 use std::borrow::{Borrow, Cow};
+use std::sync::Arc;
 
 use chrono::{DateTime, Datelike, Utc};
 use chrono_tz::Tz;
@@ -89,18 +90,18 @@ fn format_decimal(d: Decimal) -> String {
 }
 
 /// Evaluates benefit `b` of rule `r`: formulas computed, placeholders
-/// substituted. A static benefit (no formula, no placeholder) is lent, not
+/// substituted. A static benefit (no formula, no placeholder) is shared, not
 /// copied.
-pub(crate) fn evaluate<'e>(
-    benefit: &'e CompiledBenefit,
+pub(crate) fn evaluate(
+    benefit: &CompiledBenefit,
     (r, b): (usize, usize),
     item_index: Option<usize>,
     cc: &CompiledCampaign,
     req: &Prepared<'_>,
     now: DateTime<Utc>,
-) -> Result<Cow<'e, Then>> {
+) -> Result<Arc<Then>> {
     if benefit.is_static {
-        return Ok(Cow::Borrowed(&benefit.then));
+        return Ok(Arc::clone(&benefit.then));
     }
     let item = item_index.map(|i| &req.items[i]);
     let resolve = |name: &str| benefit_name(name, item, cc, req, now);
@@ -159,7 +160,7 @@ pub(crate) fn evaluate<'e>(
         },
         req,
     )?;
-    Ok(Cow::Owned(out))
+    Ok(Arc::new(out))
 }
 
 /// The quota charges of a redemption of `benefits` (already evaluated):
@@ -181,6 +182,9 @@ pub(crate) fn charges<B: Borrow<Then>>(
 /// sorts them by key. A sum beyond Decimal's range is an
 /// `invalid_quota_amount` error, never a panic.
 pub(crate) fn merge(charges: Vec<QuotaCharge>) -> Result<Vec<QuotaCharge>> {
+    if charges.len() < 2 {
+        return Ok(charges);
+    }
     let mut out: Vec<QuotaCharge> = Vec::with_capacity(charges.len());
     for c in charges {
         match out.iter_mut().find(|o| o.key == c.key) {

@@ -6,8 +6,8 @@ use chrono_tz::Tz;
 use rust_decimal::Decimal;
 
 use crate::core::campaign::{
-    AllocateMethod, Campaign, CapScope, ConditionType, MatchKind, Rule, Then, ThenOperator,
-    DEFAULT_AMOUNT_ATTRIBUTE,
+    AllocateMethod, Campaign, CampaignRef, CapScope, ConditionType, MatchKind, Rule, RuleRef, Then,
+    ThenOperator, DEFAULT_AMOUNT_ATTRIBUTE,
 };
 use crate::core::condition::{self, CompiledCondition};
 use crate::core::error::ErrorCode;
@@ -25,6 +25,8 @@ use crate::core::template::Template;
 pub struct CompiledCampaign {
     /// The campaign as saved.
     pub campaign: Campaign,
+    /// The campaign as a search response names it, built once.
+    pub(crate) wire: Arc<CampaignRef>,
     pub(crate) rules: Vec<CompiledRule>,
     pub(crate) quotas: Vec<CompiledQuota>,
     /// The zone of the calendar names (`${day}`, `${week}`, …): the
@@ -35,6 +37,8 @@ pub struct CompiledCampaign {
 
 #[derive(Debug, Clone)]
 pub(crate) struct CompiledRule {
+    /// The rule as a search response names it, built once.
+    pub(crate) wire: Arc<RuleRef>,
     pub(crate) groups: Vec<CompiledGroup>,
     pub(crate) benefits: Vec<CompiledBenefit>,
 }
@@ -48,7 +52,8 @@ pub(crate) struct CompiledGroup {
 
 #[derive(Debug, Clone)]
 pub(crate) struct CompiledBenefit {
-    pub(crate) then: Then,
+    /// The benefit as saved; what search returns of a static one.
+    pub(crate) then: Arc<Then>,
     pub(crate) values: Vec<Value>,
     /// No formula and no `${name}`: the benefit evaluates to `then` itself,
     /// so search can lend it instead of building a copy per match.
@@ -155,6 +160,7 @@ impl CompiledCampaign {
         };
         if problems.is_empty() {
             Ok(CompiledCampaign {
+                wire: Arc::new(campaign_ref(campaign)),
                 campaign: campaign.clone(),
                 rules,
                 quotas,
@@ -163,6 +169,18 @@ impl CompiledCampaign {
         } else {
             Err(problems)
         }
+    }
+}
+
+/// The campaign as a search response names it.
+fn campaign_ref(c: &Campaign) -> CampaignRef {
+    CampaignRef {
+        id: c.id,
+        name: c.name.clone(),
+        start_date: c.start_date,
+        end_date: c.end_date,
+        ref_code: c.ref_code.clone(),
+        image_url: c.image_url.clone(),
     }
 }
 
@@ -241,7 +259,15 @@ fn compile_rule(rule: &Rule, path: &str, problems: &mut Vec<FieldError>) -> Opti
         Vec::new()
     };
     let benefits = compile_benefits(rule, path, problems);
-    (problems.len() == before).then_some(CompiledRule { groups, benefits })
+    (problems.len() == before).then(|| CompiledRule {
+        wire: Arc::new(RuleRef {
+            id: rule.id.clone(),
+            name: rule.name.clone(),
+            then_operator: rule.then_operator.clone(),
+        }),
+        groups,
+        benefits,
+    })
 }
 
 fn compile_groups(rule: &Rule, path: &str, problems: &mut Vec<FieldError>) -> Vec<CompiledGroup> {
@@ -336,7 +362,7 @@ fn compile_benefits(
                 .iter()
                 .all(|v| matches!(v, Value::Text(t) if !t.has_placeholders()));
         benefits.push(CompiledBenefit {
-            then: then.clone(),
+            then: Arc::new(then.clone()),
             values,
             is_static,
         });

@@ -26,7 +26,6 @@ mod request;
 pub mod stacking;
 pub(crate) mod validate;
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
@@ -39,8 +38,8 @@ pub use redeem::PlannedRedemption;
 pub use request::{check_limits, Prepared};
 
 use crate::core::campaign::{
-    ActionMatch, CampaignRef, Explanation, QuotaCharge, RedeemRequest, Rule, RuleRef,
-    SearchRequest, Then, ThenOperator,
+    ActionMatch, Explanation, QuotaCharge, RedeemRequest, Rule, RuleRef, SearchRequest, Then,
+    ThenOperator,
 };
 use crate::ErrorCode;
 use crate::Result;
@@ -88,22 +87,21 @@ pub struct CampaignHit<'e> {
 pub struct ActionHit<'e> {
     /// The rule that fired.
     pub rule: &'e Rule,
-    /// The benefit: lent when static, else with formulas evaluated and
-    /// placeholders substituted for this request.
-    pub action: Cow<'e, Then>,
+    /// The benefit: the snapshot's own when static, else with formulas
+    /// evaluated and placeholders substituted for this request.
+    pub action: Arc<Then>,
+    /// The rule's wire form, prepared when the campaign was compiled.
+    wire: &'e Arc<RuleRef>,
 }
 
 impl ActionHit<'_> {
-    /// The owned wire form, as the search response shows it.
+    /// The wire form, as the search response shows it: its parts shared
+    /// with the snapshot, nothing copied.
     pub fn to_match(&self, campaign: &CompiledCampaign) -> ActionMatch {
         ActionMatch {
-            rule: RuleRef {
-                id: self.rule.id.clone(),
-                name: self.rule.name.clone(),
-                then_operator: self.rule.then_operator.clone(),
-            },
-            campaign: campaign_ref(campaign),
-            action: self.action.clone().into_owned(),
+            rule: Arc::clone(self.wire),
+            campaign: Arc::clone(&campaign.wire),
+            action: Arc::clone(&self.action),
         }
     }
 }
@@ -482,6 +480,7 @@ fn evaluate_campaign<'e, 'p>(
                 Ok(then) => actions.push(ActionHit {
                     rule: source,
                     action: then,
+                    wire: &cc.rules[r].wire,
                 }),
                 // A benefit that cannot be evaluated for this request is
                 // dropped from search; redeem of it fails with the same error.
@@ -533,18 +532,6 @@ fn evaluate_campaign<'e, 'p>(
         actions,
         charges,
     })
-}
-
-fn campaign_ref(cc: &CompiledCampaign) -> CampaignRef {
-    let c = &cc.campaign;
-    CampaignRef {
-        id: c.id,
-        name: c.name.clone(),
-        start_date: c.start_date,
-        end_date: c.end_date,
-        ref_code: c.ref_code.clone(),
-        image_url: c.image_url.clone(),
-    }
 }
 
 /// Whether a rule is an `OR` rule (the client chooses among its benefits).

@@ -102,7 +102,7 @@ pub(crate) fn plan(
         .iter()
         .map(|&(r, b)| {
             benefit::evaluate(&cc.rules[r].benefits[b], (r, b), item_of(r), cc, req, now)
-                .map(std::borrow::Cow::into_owned)
+                .map(std::sync::Arc::unwrap_or_clone)
         })
         .collect::<Result<_>>()?;
     let charges = benefit::charges(cc, &thens, req, now)?;

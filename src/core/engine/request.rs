@@ -51,7 +51,8 @@ impl<'r> Attr<'r> {
 fn scalar_cow(v: &Value) -> Option<Cow<'_, str>> {
     match v {
         Value::String(s) => Some(Cow::Borrowed(s)),
-        Value::Number(n) => Some(Cow::Owned(n.to_string())),
+        // A number keeps the text it was read from (arbitrary precision).
+        Value::Number(n) => Some(Cow::Borrowed(n.as_str())),
         Value::Bool(b) => Some(Cow::Borrowed(if *b { "true" } else { "false" })),
         Value::Null | Value::Array(_) | Value::Object(_) => None,
     }

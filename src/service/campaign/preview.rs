@@ -146,17 +146,7 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
                     })
                     .collect();
                 PreviewHit {
-                    campaign: hit.action_matches().next().map_or_else(
-                        || CampaignRef {
-                            id: hit.campaign.campaign.id,
-                            name: hit.campaign.campaign.name.clone(),
-                            start_date: hit.campaign.campaign.start_date,
-                            end_date: hit.campaign.campaign.end_date,
-                            ref_code: hit.campaign.campaign.ref_code.clone(),
-                            image_url: hit.campaign.campaign.image_url.clone(),
-                        },
-                        |m| m.campaign,
-                    ),
+                    campaign: (*hit.campaign.wire).clone(),
                     actions: hit.action_matches().collect(),
                     exhausted: quotas.iter().any(|q| !q.fits),
                     quotas,

@@ -1,6 +1,5 @@
 //! `CampaignService`: campaign administration, search and redeem over a store.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -279,16 +278,20 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
         let mut actions = Vec::new();
         let mut explanations = outcome.explanations;
         let mut kept = Vec::with_capacity(outcome.hits.len());
+        let mut usage = usage.into_iter();
         for hit in outcome.hits {
-            let exhausted = hit.charges.iter().find(|c| {
-                let used = usage.get(&c.key).copied().unwrap_or_default();
+            let exhausted = hit
+                .charges
+                .iter()
+                .zip(usage.by_ref().take(hit.charges.len()))
                 // A sum beyond Decimal's range is beyond any limit.
-                used.checked_add(c.amount)
-                    .is_none_or(|total| total > c.limit)
-            });
+                .find(|(c, used)| {
+                    used.checked_add(c.amount)
+                        .is_none_or(|total| total > c.limit)
+                });
             match exhausted {
                 None => kept.push(hit),
-                Some(c) if options.explain => explanations.push(Explanation {
+                Some((c, used)) if options.explain => explanations.push(Explanation {
                     campaign_id: hit.campaign.campaign.id,
                     ref_code: hit.campaign.campaign.ref_code.clone(),
                     reason: "quota_exhausted".to_owned(),
@@ -300,18 +303,14 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
                     actual: None,
                     quota_key: Some(c.key.clone()),
                     suppressed_by: None,
-                    message: format!(
-                        "quota {:?} is used up: {} of {}",
-                        c.key,
-                        usage.get(&c.key).copied().unwrap_or_default(),
-                        c.limit
-                    ),
+                    message: format!("quota {:?} is used up: {used} of {}", c.key, c.limit),
                 }),
                 Some(_) => {}
             }
         }
         // Campaigns left out by their quotas suppress nothing.
         let campaigns: Vec<&Campaign> = kept.iter().map(|h| &h.campaign.campaign).collect();
+        actions.reserve(kept.iter().map(|h| h.actions.len()).sum());
         for ((hit, verdict), c) in kept
             .iter()
             .zip(stacking::resolve(&campaigns))
@@ -332,27 +331,35 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
         })
     }
 
-    /// The usage of every key `hits` would charge (absent: never charged),
-    /// from what this service read within the refresh interval, the rest
-    /// from the store.
+    /// The usage of every charge of `hits`, in order (a key never charged:
+    /// zero), from what this service read within the refresh interval, the
+    /// rest from the store in one read.
     async fn quota_usage_for_search(
         &self,
         project: &str,
         hits: &[engine::CampaignHit<'_>],
-    ) -> Result<HashMap<String, Decimal>> {
-        let keys = hits
+    ) -> Result<Vec<Decimal>> {
+        let keys: Vec<&str> = hits
             .iter()
-            .flat_map(|h| h.charges.iter().map(|c| c.key.as_str()));
-        let lookup = self.usage.lookup(project, keys);
-        let mut usage = lookup.usage;
+            .flat_map(|h| h.charges.iter().map(|c| c.key.as_str()))
+            .collect();
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let lookup = self.usage.lookup(project, &keys);
+        let mut used = lookup.used;
         if !lookup.missing.is_empty() {
             let read_at = Instant::now();
             let read = self.store.quota_usage(project, &lookup.missing).await?;
+            for (u, key) in used.iter_mut().zip(&keys) {
+                if u.is_none() {
+                    *u = Some(read.get(*key).copied().unwrap_or_default());
+                }
+            }
             self.usage
-                .keep(project, &lookup.missing, &read, lookup.generation, read_at);
-            usage.extend(read);
+                .keep(project, lookup.missing, &read, lookup.generation, read_at);
         }
-        Ok(usage)
+        Ok(used.into_iter().map(Option::unwrap_or_default).collect())
     }
 
     /// Redeems a campaign: re-evaluates it against the request, then charges

@@ -324,7 +324,11 @@ mod tests {
             .search("p", &SearchRequest::default(), &SearchOptions::default())
             .await
             .unwrap();
-        found.actions.into_iter().map(|a| a.campaign.name).collect()
+        found
+            .actions
+            .iter()
+            .map(|a| a.campaign.name.clone())
+            .collect()
     }
 
     fn loads(store: &Counting) -> usize {

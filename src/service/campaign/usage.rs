@@ -53,11 +53,13 @@ pub(crate) struct UsageCache {
     ttl: Duration,
 }
 
-/// What a search still has to read from the store, and the generation to
-/// hand back to [`UsageCache::keep`] with it.
+/// What a search found here and what it still has to read from the store,
+/// with the generation to hand back to [`UsageCache::keep`].
 #[derive(Debug)]
 pub(crate) struct Lookup {
-    pub(crate) usage: HashMap<String, Decimal>,
+    /// Per key looked up, in order: its usage, or `None` to read.
+    pub(crate) used: Vec<Option<Decimal>>,
+    /// The keys to read, sorted, each once.
     pub(crate) missing: Vec<String>,
     pub(crate) generation: u64,
 }
@@ -82,30 +84,36 @@ impl UsageCache {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// The fresh usage of `keys` known here, and the keys to read.
-    pub(crate) fn lookup<'k>(&self, project: &str, keys: impl Iterator<Item = &'k str>) -> Lookup {
+    /// The fresh usage of `keys` known here, and the keys to read. Copies
+    /// only the keys to read: a search with hundreds of hits looks up
+    /// hundreds of keys.
+    pub(crate) fn lookup(&self, project: &str, keys: &[&str]) -> Lookup {
         let now = Instant::now();
-        let inner = self.read();
-        let cached = inner.projects.get(project);
-        let mut lookup = Lookup {
-            usage: HashMap::new(),
-            missing: Vec::new(),
-            generation: inner.generation,
-        };
-        for key in keys {
-            if lookup.usage.contains_key(key) {
-                continue;
-            }
-            match cached.and_then(|c| c.get(key)) {
-                Some(e) if now.saturating_duration_since(e.read_at) < self.ttl => {
-                    lookup.usage.insert(key.to_owned(), e.used);
+        let mut used = Vec::with_capacity(keys.len());
+        let mut missing: Vec<&str> = Vec::new();
+        let generation = {
+            let inner = self.read();
+            let cached = inner.projects.get(project);
+            for &key in keys {
+                match cached.and_then(|c| c.get(key)) {
+                    Some(e) if now.saturating_duration_since(e.read_at) < self.ttl => {
+                        used.push(Some(e.used));
+                    }
+                    _ => {
+                        used.push(None);
+                        missing.push(key);
+                    }
                 }
-                _ => lookup.missing.push(key.to_owned()),
             }
+            inner.generation
+        };
+        missing.sort_unstable();
+        missing.dedup();
+        Lookup {
+            used,
+            missing: missing.into_iter().map(str::to_owned).collect(),
+            generation,
         }
-        lookup.missing.sort_unstable();
-        lookup.missing.dedup();
-        lookup
     }
 
     /// Keeps what was read for `keys` (absent from `read`: never charged),
@@ -114,7 +122,7 @@ impl UsageCache {
     pub(crate) fn keep(
         &self,
         project: &str,
-        keys: &[String],
+        keys: Vec<String>,
         read: &HashMap<String, Decimal>,
         generation: u64,
         read_at: Instant,
@@ -144,13 +152,13 @@ impl UsageCache {
             keys: count,
             ..
         } = &mut *inner;
-        let cached = projects.entry(project.to_owned()).or_default();
+        let cached = match projects.get_mut(project) {
+            Some(cached) => cached,
+            None => projects.entry(project.to_owned()).or_default(),
+        };
         for key in keys {
-            let used = read.get(key).copied().unwrap_or_default();
-            if cached
-                .insert(key.clone(), Entry { used, read_at })
-                .is_none()
-            {
+            let used = read.get(&key).copied().unwrap_or_default();
+            if cached.insert(key, Entry { used, read_at }).is_none() {
                 *count += 1;
             }
         }
@@ -195,78 +203,85 @@ mod tests {
             .collect()
     }
 
+    fn missing(cache: &UsageCache, project: &str, keys: &[&str]) -> Vec<String> {
+        cache.lookup(project, keys).missing
+    }
+
     #[test]
     fn keeps_reads_for_the_ttl_zero_for_keys_never_charged() {
         let cache = UsageCache::new(Duration::from_secs(60));
-        let l = cache.lookup("p", ["a", "b", "a"].into_iter());
+        let l = cache.lookup("p", &["a", "b", "a"]);
         assert_eq!(l.missing, ["a", "b"], "each key once");
+        assert_eq!(l.used, [None, None, None]);
         cache.keep(
             "p",
-            &l.missing,
+            l.missing,
             &usage(&[("a", 3)]),
             l.generation,
             Instant::now(),
         );
-        let l = cache.lookup("p", ["a", "b"].into_iter());
+        let l = cache.lookup("p", &["a", "b", "a"]);
         assert!(l.missing.is_empty());
-        assert_eq!(l.usage, usage(&[("a", 3), ("b", 0)]));
+        let three = Some(Decimal::from(3));
+        assert_eq!(l.used, [three, Some(Decimal::ZERO), three]);
         // Another project shares nothing.
-        assert_eq!(cache.lookup("q", ["a"].into_iter()).missing, ["a"]);
+        assert_eq!(missing(&cache, "q", &["a"]), ["a"]);
     }
 
     #[test]
     fn entries_expire() {
         let cache = UsageCache::new(Duration::from_millis(100));
-        let l = cache.lookup("p", ["a"].into_iter());
+        let l = cache.lookup("p", &["a"]);
         let long_ago = Instant::now()
             .checked_sub(Duration::from_millis(200))
             .unwrap();
-        cache.keep("p", &l.missing, &usage(&[("a", 1)]), l.generation, long_ago);
-        assert_eq!(cache.lookup("p", ["a"].into_iter()).missing, ["a"]);
+        cache.keep("p", l.missing, &usage(&[("a", 1)]), l.generation, long_ago);
+        assert_eq!(missing(&cache, "p", &["a"]), ["a"]);
     }
 
     #[test]
     fn a_ttl_of_zero_keeps_nothing() {
         let cache = UsageCache::new(Duration::ZERO);
-        let l = cache.lookup("p", ["a"].into_iter());
-        cache.keep("p", &l.missing, &usage(&[]), l.generation, Instant::now());
-        assert_eq!(cache.lookup("p", ["a"].into_iter()).missing, ["a"]);
+        let l = cache.lookup("p", &["a"]);
+        cache.keep("p", l.missing, &usage(&[]), l.generation, Instant::now());
+        assert_eq!(missing(&cache, "p", &["a"]), ["a"]);
     }
 
     #[test]
     fn a_write_forgets_its_keys_and_a_read_under_way_is_not_kept() {
         let cache = UsageCache::new(Duration::from_secs(60));
-        let l = cache.lookup("p", ["a", "b"].into_iter());
-        cache.keep("p", &l.missing, &usage(&[]), l.generation, Instant::now());
+        let l = cache.lookup("p", &["a", "b"]);
+        cache.keep("p", l.missing, &usage(&[]), l.generation, Instant::now());
         cache.forget("p", ["a"].into_iter());
-        assert_eq!(cache.lookup("p", ["a", "b"].into_iter()).missing, ["a"]);
+        assert_eq!(missing(&cache, "p", &["a", "b"]), ["a"]);
         // A read that began before a write: used by its search, not kept.
-        let before = cache.lookup("p", ["a"].into_iter());
+        let before = cache.lookup("p", &["a"]);
         cache.forget("p", ["b"].into_iter());
         cache.keep(
             "p",
-            &before.missing,
+            before.missing,
             &usage(&[("a", 1)]),
             before.generation,
             Instant::now(),
         );
-        assert_eq!(cache.lookup("p", ["a"].into_iter()).missing, ["a"]);
+        assert_eq!(missing(&cache, "p", &["a"]), ["a"]);
     }
 
     #[test]
     fn the_number_of_keys_is_bounded() {
         let cache = UsageCache::new(Duration::from_secs(60));
         let keys: Vec<String> = (0..MAX_KEYS).map(|i| format!("k{i}")).collect();
-        let l = cache.lookup("p", keys.iter().map(String::as_str));
-        cache.keep("p", &l.missing, &usage(&[]), l.generation, Instant::now());
+        let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+        let l = cache.lookup("p", &keys);
+        cache.keep("p", l.missing, &usage(&[]), l.generation, Instant::now());
         assert_eq!(cache.read().keys, MAX_KEYS);
-        let l = cache.lookup("p", ["new"].into_iter());
-        cache.keep("p", &l.missing, &usage(&[]), l.generation, Instant::now());
+        let l = cache.lookup("p", &["new"]);
+        cache.keep("p", l.missing, &usage(&[]), l.generation, Instant::now());
         assert_eq!(
             cache.read().keys,
             1,
             "all fresh: dropped, then the new key kept"
         );
-        assert!(cache.lookup("p", ["new"].into_iter()).missing.is_empty());
+        assert!(missing(&cache, "p", &["new"]).is_empty());
     }
 }

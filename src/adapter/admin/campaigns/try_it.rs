@@ -198,13 +198,13 @@ fn show_preview(page: &mut TryPage, p: Preview, offset: chrono::FixedOffset) {
                 .actions
                 .into_iter()
                 .map(|a| BenefitView {
-                    rule: a.rule.name,
-                    action: a.action.action.unwrap_or_default(),
+                    rule: a.rule.name.clone(),
+                    action: a.action.action.clone().unwrap_or_default(),
                     data: a
                         .action
                         .data
-                        .into_iter()
-                        .map(|d| (d.attribute, d.value, d.is_formula))
+                        .iter()
+                        .map(|d| (d.attribute.clone(), d.value.clone(), d.is_formula))
                         .collect(),
                 })
                 .collect(),

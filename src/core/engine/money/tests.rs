@@ -39,7 +39,7 @@ fn search(c: &Campaign, cart: Value) -> Result<Then, String> {
     let req: SearchRequest = serde_json::from_value(json!({"cart": cart})).unwrap();
     let out = e.search(&req, now(), true).unwrap();
     match out.hits.first() {
-        Some(hit) => Ok(hit.actions[0].action.clone().into_owned()),
+        Some(hit) => Ok((*hit.actions[0].action).clone()),
         None => Err(out.explanations[0].reason.clone()),
     }
 }
