@@ -650,12 +650,9 @@ mod tests {
             "1a",
             " 1",
         ] {
-            let (negative, digits, scale) = match plain_parts(s) {
-                Some(parts) => parts,
-                None => {
-                    assert_eq!(parse_plain(s), None, "{s:?}");
-                    continue;
-                }
+            let Some((negative, digits, scale)) = plain_parts(s) else {
+                assert_eq!(parse_plain(s), None, "{s:?}");
+                continue;
             };
             let general = exact(negative, &digits, scale, 0);
             if let Some(fast) = parse_plain(s) {
