@@ -123,8 +123,11 @@ async fn tokens_signed_with_private_keys_are_accepted_by_serve() {
     assert_eq!(status(stranger).await, 401);
     stop.send(()).unwrap();
     started.done.await.unwrap().unwrap();
+}
 
-    // A file that is no private key is an error naming it.
+/// A file that is no private key is an error naming it.
+#[test]
+fn a_public_key_does_not_sign() {
     let (code, _, err) = accord(&[
         "token",
         "--project",
