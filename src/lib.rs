@@ -156,8 +156,8 @@ pub mod campaign {
     //! decisions they implement.
     pub use crate::core::campaign::*;
     pub use crate::service::campaign::{
-        CampaignService, Imported, Preview, PreviewHit, PreviewQuota, RedeemResult, SearchOptions,
-        DEFAULT_REFRESH,
+        CampaignService, Imported, Preview, PreviewHit, PreviewQuota, QuotaUsagePage,
+        QuotaUsageQuery, RedeemResult, SearchOptions, DEFAULT_QUOTA_PAGE_SIZE, DEFAULT_REFRESH,
     };
 }
 

@@ -279,6 +279,9 @@ fn sixty_four_threads_against_a_quota_of_fifty() {
         .iter()
         .filter_map(|r| r.as_ref().err())
         .all(|e| e.code() == "quota_exceeded"));
-    let usage = run(service.quota_usage(P, created.id)).unwrap();
+    let usage =
+        run(service.quota_usage(P, created.id, &accord::campaign::QuotaUsageQuery::default()))
+            .unwrap()
+            .items;
     assert_eq!(usage[0].used, Decimal::from(50));
 }

@@ -69,7 +69,11 @@ fn marketplace_cart_promotion() {
     assert_eq!(r.redemption.campaign_version, 1);
     assert_eq!(r.redemption.action_txs.len(), 1);
     assert_eq!(r.redemption.action_txs[0].then.data[0].value, "240");
-    let usage = run(w.service.quota_usage(P, c.id)).unwrap();
+    let usage = run(w
+        .service
+        .quota_usage(P, c.id, &accord::campaign::QuotaUsageQuery::default()))
+    .unwrap()
+    .items;
     assert_eq!(usage.len(), 1);
     assert_eq!(
         (usage[0].key.as_str(), usage[0].used, usage[0].limit),
@@ -177,7 +181,11 @@ fn promo_code_with_per_user_and_total_quotas() {
     let full = run(w.service.redeem(P, &redeem_req(body("u4", 600)))).unwrap_err();
     assert_eq!(full.code(), "quota_exceeded");
     assert!(full.message().contains("\"SAVE100\""), "{}", full.message());
-    let usage = run(w.service.quota_usage(P, c.id)).unwrap();
+    let usage = run(w
+        .service
+        .quota_usage(P, c.id, &accord::campaign::QuotaUsageQuery::default()))
+    .unwrap()
+    .items;
     let used = |k: &str| usage.iter().find(|u| u.key == k).map(|u| u.used);
     assert_eq!(used("SAVE100"), Some(Decimal::from(3)));
     assert_eq!(used("SAVE100-u4"), None);
@@ -199,7 +207,11 @@ fn promo_code_with_per_user_and_total_quotas() {
         .iter()
         .all(|t| t.status.as_str() == "CANCELLED"));
     run(w.service.cancel_redemption(P, first.id)).unwrap();
-    let usage = run(w.service.quota_usage(P, c.id)).unwrap();
+    let usage = run(w
+        .service
+        .quota_usage(P, c.id, &accord::campaign::QuotaUsageQuery::default()))
+    .unwrap()
+    .items;
     let used = |k: &str| usage.iter().find(|u| u.key == k).map(|u| u.used);
     assert_eq!(
         (used("SAVE100"), used("SAVE100-u1")),
@@ -213,7 +225,11 @@ fn promo_code_with_per_user_and_total_quotas() {
     let b = run(w.service.redeem(P, &keyed)).unwrap();
     assert!(!a.replayed && b.replayed);
     assert_eq!(a.redemption, b.redemption);
-    let usage = run(w.service.quota_usage(P, c.id)).unwrap();
+    let usage = run(w
+        .service
+        .quota_usage(P, c.id, &accord::campaign::QuotaUsageQuery::default()))
+    .unwrap()
+    .items;
     assert_eq!(
         usage.iter().find(|u| u.key == "SAVE100").unwrap().used,
         Decimal::from(3)

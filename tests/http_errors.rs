@@ -440,6 +440,18 @@ impl RedemptionStore for Flaky {
         self.check()?;
         self.inner.quota_usage(project, keys).await
     }
+    async fn quota_usage_by_prefix(
+        &self,
+        project: &str,
+        prefix: &str,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<(String, Decimal)>> {
+        self.check()?;
+        self.inner
+            .quota_usage_by_prefix(project, prefix, after, limit)
+            .await
+    }
     async fn campaign_quota_usage(
         &self,
         project: &str,

@@ -7,9 +7,25 @@
 //! values, so a flood can only make a probe slower, never make a map grow.
 //! This is the multiply-rotate hash of rustc and Firefox ("FxHash"), written
 //! here so that the core keeps its short dependency list.
+//!
+//! Also [`sha256_hex`], the one cryptographic digest as text (the consent
+//! ledger's chain, campaign fingerprints, receipt key ids).
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
+
+use sha2::{Digest, Sha256};
+
+/// Lowercase hex SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    Sha256::digest(bytes)
+        .iter()
+        .fold(String::with_capacity(64), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
+}
 
 const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
 

@@ -98,7 +98,7 @@ pub const MAX_DESCRIPTION_LEN: usize = 65_536;
 pub const MAX_EXTRA_ATTRIBUTES: usize = 32;
 /// Longest name of an attribute beyond the type's own, in bytes (the
 /// longest name a list filter or sort key can use).
-pub const MAX_ATTRIBUTE_NAME_LEN: usize = crate::core::consent::query::MAX_ATTRIBUTE_LEN;
+pub const MAX_ATTRIBUTE_NAME_LEN: usize = 64;
 /// Longest value of an attribute beyond the type's own (and of
 /// `formScreen`), as JSON text, in bytes.
 pub const MAX_EXTRA_ATTRIBUTE_LEN: usize = 4096;
@@ -106,6 +106,16 @@ pub const MAX_EXTRA_ATTRIBUTE_LEN: usize = 4096;
 /// client's clock may run ahead of the server's), and how far before the
 /// consent's revision came into force, in seconds.
 pub const MAX_CLOCK_SKEW_SECONDS: i64 = 300;
+/// `data.<attribute>` filters of one content-store list (400).
+pub const MAX_FILTERS: usize = 20;
+/// `sort` keys of one content-store list (400).
+pub const MAX_SORT_KEYS: usize = 8;
+/// Longest consent lifespan, in days (100 years; 422).
+pub const MAX_LIFESPAN_DAYS: i64 = 36_500;
+/// Purposes one consent or acceptance may list (422).
+pub const MAX_PURPOSES: usize = 200;
+/// Largest consent or privacy-notice revision number (422).
+pub const MAX_REVISION: i64 = 1_000_000_000;
 
 // The limits that live beside the code enforcing them, gathered here so
 // this module is the one list.
@@ -116,16 +126,6 @@ pub use crate::core::condition::list::MAX_IN_VALUES;
 pub use crate::core::condition::MAX_PATTERN_LEN;
 /// Longest condition value, in bytes (campaign field: 422).
 pub use crate::core::condition::MAX_VALUE_LEN;
-/// `data.<attribute>` filters of one content-store list (400).
-pub use crate::core::consent::query::MAX_FILTERS;
-/// `sort` keys of one content-store list (400).
-pub use crate::core::consent::query::MAX_SORT_KEYS;
-/// Longest consent lifespan, in days (422).
-pub use crate::core::consent::validate::MAX_LIFESPAN_DAYS;
-/// Purposes one consent or acceptance may list (422).
-pub use crate::core::consent::validate::MAX_PURPOSES;
-/// Largest consent or privacy-notice revision number (422).
-pub use crate::core::consent::validate::MAX_REVISION;
 /// Deepest formula nesting (campaign field: 422 `formula_too_deep`).
 pub use crate::core::formula::MAX_DEPTH as MAX_FORMULA_DEPTH;
 /// Most nodes one formula evaluation visits (request: 413
@@ -134,9 +134,9 @@ pub use crate::core::formula::MAX_DEPTH as MAX_FORMULA_DEPTH;
 pub use crate::core::formula::MAX_EVAL_STEPS;
 /// Longest formula source, in bytes (campaign field: 422 `formula_too_long`).
 pub use crate::core::formula::MAX_FORMULA_LEN;
+/// Largest page of every list (content store, campaigns, redemptions): 400.
+pub use crate::core::page::MAX_PAGE_SIZE;
 /// Longest name inside `${…}`, in bytes.
 pub use crate::core::template::MAX_NAME_LEN as MAX_TEMPLATE_NAME_LEN;
 /// Longest `${name}` template (quota keys, benefit text), in bytes.
 pub use crate::core::template::MAX_TEMPLATE_LEN;
-/// Largest page of every list (content store, campaigns, redemptions): 400.
-pub use crate::store::MAX_PAGE_SIZE;

@@ -19,5 +19,6 @@ pub mod error;
 pub mod formula;
 pub mod hash;
 pub mod limits;
+pub mod page;
 pub mod template;
 pub mod wire;

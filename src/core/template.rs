@@ -362,5 +362,8 @@ impl fmt::Display for Template {
     }
 }
 
+mod pattern;
+pub use pattern::KeyPattern;
+
 #[cfg(test)]
 mod tests;

@@ -7,19 +7,9 @@ use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use uuid::Uuid;
 
-use super::Page;
+use super::{Page, SortDirection};
 use crate::core::campaign::{Campaign, CampaignStatus, QuotaCharge, QuotaUsage, Redemption};
 use crate::Result;
-
-/// Sort direction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum SortDirection {
-    /// Ascending (default).
-    #[default]
-    Asc,
-    /// Descending.
-    Desc,
-}
 
 /// A field campaigns can be sorted by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -308,6 +298,19 @@ pub trait RedemptionStore: Send + Sync {
         keys: &[String],
     ) -> impl Future<Output = Result<HashMap<String, Decimal>>> + Send;
 
+    /// Usage of the keys that begin with `prefix` and sort after `after`
+    /// (when given), in bytewise key order, at most `limit` of them: one
+    /// range scan of the key index, from `prefix` (or just after `after`)
+    /// to [`prefix_end`]. Keys a cancel took back to zero are listed with
+    /// usage `0`.
+    fn quota_usage_by_prefix(
+        &self,
+        project: &str,
+        prefix: &str,
+        after: Option<&str>,
+        limit: u32,
+    ) -> impl Future<Output = Result<Vec<(String, Decimal)>>> + Send;
+
     /// Usage of every key a campaign's redemptions ever charged, sorted by
     /// key; `limit` is the limit recorded with the campaign's latest charge
     /// of the key.
@@ -318,6 +321,22 @@ pub trait RedemptionStore: Send + Sync {
     ) -> impl Future<Output = Result<Vec<QuotaUsage>>> + Send;
 }
 
+/// The least string above every string that begins with `prefix`, in
+/// bytewise (code point) order: `prefix` with its last character that is
+/// not `char::MAX` raised by one and what follows it dropped. `None` when
+/// no string is (an empty prefix, or one of `char::MAX` only).
+pub fn prefix_end(prefix: &str) -> Option<String> {
+    let mut end: Vec<char> = prefix.chars().collect();
+    while let Some(last) = end.pop() {
+        let next = (u32::from(last) + 1..=u32::from(char::MAX)).find_map(char::from_u32);
+        if let Some(next) = next {
+            end.push(next);
+            return Some(end.into_iter().collect());
+        }
+    }
+    None
+}
+
 /// The error of a create beyond a project's campaign limit.
 #[cfg(any(feature = "memory", feature = "sqlite", feature = "postgres"))]
 pub(crate) fn too_many_campaigns(max: u64) -> crate::Error {
@@ -325,4 +344,29 @@ pub(crate) fn too_many_campaigns(max: u64) -> crate::Error {
         "too_many_campaigns",
         format!("a project holds at most {max} campaigns"),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::prefix_end;
+
+    #[test]
+    fn prefix_ends() {
+        // (prefix, end)
+        let cases = [
+            ("", None),
+            ("SUMMER-", Some("SUMMER.")),
+            ("a\u{D7FF}", Some("a\u{E000}")),
+            ("a\u{10FFFF}", Some("b")),
+            ("\u{10FFFF}\u{10FFFF}", None),
+            ("é", Some("ê")),
+        ];
+        for (prefix, end) in cases {
+            assert_eq!(prefix_end(prefix).as_deref(), end, "{prefix:?}");
+        }
+        // Every string that begins with the prefix sorts below the end.
+        for key in ["SUMMER-", "SUMMER-\u{10FFFF}\u{10FFFF}", "SUMMER-zz"] {
+            assert!(key < prefix_end("SUMMER-").unwrap().as_str());
+        }
+    }
 }

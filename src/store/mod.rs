@@ -35,9 +35,13 @@ pub use ping::Ping;
 
 pub use consent::{ConsentLedger, ConsentStore, ContentStore, LedgerStore, StoredEntry};
 
+pub use crate::core::page::{
+    check_page_size, Page, SortDirection, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE,
+};
+pub use campaign::prefix_end;
 pub use campaign::{
     CampaignQuery, CampaignSort, CampaignStore, Period, RedeemOutcome, RedemptionPlan,
-    RedemptionQuery, RedemptionStore, SortDirection,
+    RedemptionQuery, RedemptionStore,
 };
 
 #[cfg(feature = "memory")]
@@ -53,59 +57,3 @@ pub mod sqlite;
 pub trait Store: CampaignStore + RedemptionStore + ConsentStore + 'static {}
 
 impl<T: CampaignStore + RedemptionStore + ConsentStore + 'static> Store for T {}
-
-use serde::{Deserialize, Serialize};
-
-/// Default page size of every list.
-pub const DEFAULT_PAGE_SIZE: u32 = 20;
-/// Largest page size a list accepts.
-pub const MAX_PAGE_SIZE: u32 = 1000;
-
-/// One page of a list.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Page<T> {
-    /// The items of the page.
-    pub items: Vec<T>,
-    /// Zero-based page number.
-    pub page: u32,
-    /// Page size asked for.
-    pub size: u32,
-    /// Number of items over all pages.
-    pub total: u64,
-}
-
-impl<T> Page<T> {
-    /// Pages a fully materialised, already sorted list (memory store).
-    pub fn slice(all: Vec<T>, page: u32, size: u32) -> Page<T> {
-        let total = all.len() as u64;
-        let start = usize::try_from(u64::from(page) * u64::from(size)).unwrap_or(usize::MAX);
-        let items = all.into_iter().skip(start).take(size as usize).collect();
-        Page {
-            items,
-            page,
-            size,
-            total,
-        }
-    }
-
-    /// Maps the items.
-    pub fn map<U>(self, f: impl FnMut(T) -> U) -> Page<U> {
-        Page {
-            items: self.items.into_iter().map(f).collect(),
-            page: self.page,
-            size: self.size,
-            total: self.total,
-        }
-    }
-}
-
-/// Checks a page size: 1 to [`MAX_PAGE_SIZE`].
-pub fn check_page_size(size: u32) -> crate::Result<()> {
-    if size == 0 || size > MAX_PAGE_SIZE {
-        return Err(crate::Error::bad_request(
-            "invalid_page_size",
-            format!("size must be between 1 and {MAX_PAGE_SIZE}, got {size}"),
-        ));
-    }
-    Ok(())
-}

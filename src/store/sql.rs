@@ -1,16 +1,37 @@
-//! What the SQLite and PostgreSQL stores share: mapping driver errors to
-//! [`Error`], the JSON shapes of the document columns, the campaign list's
-//! `ORDER BY`, and the search columns of its `q` filter.
+//! The one SQL implementation of the store roles, for SQLite and
+//! PostgreSQL alike.
 //!
-//! The consent half's shared pieces are in [`content`]; how both stores
-//! implement the store traits (every write run to completion whatever
-//! happens to its caller) is in [`calls`].
+//! Statements, row mapping and transaction logic are written once, generic
+//! over a [`Dialect`](dialect::Dialect): [`campaign`], [`redemption`],
+//! [`consent`] (content versions and purpose events), [`ledger`],
+//! [`settings`] and the migration bookkeeping in [`migrate`]. Statements
+//! are [`query::Sql`]: text with `$n` placeholders and typed arguments.
+//! What differs between the databases — column types, transactions and
+//! locking, upsert and guard statements, JSON access, error codes, pool
+//! options — lives in one module per dialect (`store/sqlite/dialect.rs`,
+//! `store/postgres/dialect.rs`), beside the store type and its
+//! constructors. `scripts/duplicates.sh` checks that the dialect folders
+//! repeat no block of code.
+//!
+//! This file holds the small pieces the roles share: mapping driver errors
+//! to [`Error`], the JSON shapes of the document columns, the campaign
+//! list's `ORDER BY`, and the search columns of its `q` filter; the consent
+//! half's are in [`content`]. How the stores implement the traits (every
+//! write run to completion whatever happens to its caller) is in
+//! [`calls`].
 //!
 //! Nothing here is public: driver types stay inside the store modules.
 
 pub(crate) mod calls;
+pub(crate) mod campaign;
+pub(crate) mod consent;
 pub(crate) mod content;
+pub(crate) mod dialect;
+pub(crate) mod ledger;
 pub(crate) mod migrate;
+pub(crate) mod query;
+pub(crate) mod redemption;
+pub(crate) mod settings;
 
 use std::fmt::Write as _;
 
@@ -21,6 +42,19 @@ use crate::core::campaign::{ActionTx, Campaign, Quota};
 use crate::store::{CampaignSort, SortDirection};
 use crate::{Error, Result};
 
+/// What a database's error means for the caller, as its dialect reads the
+/// codes (`fault` in `store/sqlite/dialect.rs` and
+/// `store/postgres/dialect.rs`).
+pub(crate) enum Fault {
+    /// Not now rather than never: the caller may retry.
+    Transient,
+    /// Text the database cannot store (PostgreSQL and NUL).
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    Unstorable,
+    /// Anything else.
+    Other,
+}
+
 /// Maps a driver error: the store cannot be reached (connection, I/O, pool
 /// timeout, a database that is shutting down or locked past the busy
 /// timeout) is [`Unavailable`](crate::ErrorKind::Unavailable), the caller
@@ -28,24 +62,25 @@ use crate::{Error, Result};
 /// Expected constraint violations are recognised by the callers first
 /// ([`is_unique_violation`]) and turned into conflicts.
 pub(crate) fn db_error(e: sqlx::Error) -> Error {
-    if let sqlx::Error::Database(db) = &e {
-        if is_unstorable_text(&**db) {
-            // A safety net: services refuse NUL before it reaches a store,
-            // but text PostgreSQL cannot store is the caller's, not a 500.
-            return Error::new(
-                crate::ErrorKind::Validation,
-                "invalid_text",
-                "text must not contain the NUL character (U+0000)",
-            );
-        }
-    }
     let transient = match &e {
         sqlx::Error::Io(_)
         | sqlx::Error::Tls(_)
         | sqlx::Error::PoolTimedOut
         | sqlx::Error::PoolClosed
         | sqlx::Error::WorkerCrashed => true,
-        sqlx::Error::Database(db) => is_transient_database_error(&**db),
+        sqlx::Error::Database(db) => match fault(&**db) {
+            Fault::Transient => true,
+            // A safety net: services refuse NUL before it reaches a store,
+            // but text the database cannot store is the caller's, not a 500.
+            Fault::Unstorable => {
+                return Error::new(
+                    crate::ErrorKind::Validation,
+                    "invalid_text",
+                    "text must not contain the NUL character (U+0000)",
+                )
+            }
+            Fault::Other => false,
+        },
         _ => false,
     };
     if transient {
@@ -55,62 +90,20 @@ pub(crate) fn db_error(e: sqlx::Error) -> Error {
     }
 }
 
-/// PostgreSQL refusing text it cannot store (`character_not_in_repertoire`,
-/// `untranslatable_character`: NUL in `text` or `jsonb`).
-fn is_unstorable_text(db: &dyn sqlx::error::DatabaseError) -> bool {
+/// The fault of a database error, dispatched on the driver's error type:
+/// both drivers report codes as digit strings at times (SQLite `"5"`,
+/// PostgreSQL `"08006"`), so the text alone cannot say whose code it is.
+fn fault(db: &dyn sqlx::error::DatabaseError) -> Fault {
+    #[cfg(feature = "sqlite")]
+    if let Some(fault) = super::sqlite::fault(db) {
+        return fault;
+    }
     #[cfg(feature = "postgres")]
-    if let Some(e) = db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>() {
-        return matches!(e.code(), "22021" | "22P05");
+    if let Some(fault) = super::postgres::fault(db) {
+        return fault;
     }
     let _ = db;
-    false
-}
-
-/// Database errors that mean "not now" rather than "never". Dispatched on
-/// the driver's error type: both report codes as digit strings at times
-/// (SQLite `"5"`, PostgreSQL `"08006"`), so the text alone cannot say whose
-/// code it is.
-fn is_transient_database_error(db: &dyn sqlx::error::DatabaseError) -> bool {
-    #[cfg(feature = "sqlite")]
-    if db.try_downcast_ref::<sqlx::sqlite::SqliteError>().is_some() {
-        return db.code().is_some_and(|c| is_transient_sqlite(&c));
-    }
-    #[cfg(feature = "postgres")]
-    if let Some(e) = db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>() {
-        return is_transient_sqlstate(e.code());
-    }
-    false
-}
-
-/// SQLite result codes, primary or extended (the primary code is the low
-/// byte): busy or locked past the busy timeout, I/O error, disk full,
-/// cannot open the file.
-#[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
-fn is_transient_sqlite(code: &str) -> bool {
-    code.parse::<i32>().is_ok_and(|n| {
-        matches!(
-            n & 0xff,
-            5 /* BUSY */ | 6 /* LOCKED */ | 10 /* IOERR */ | 13 /* FULL */ | 14 /* CANTOPEN */
-        )
-    })
-}
-
-/// PostgreSQL SQLSTATEs: connection exceptions (08…), insufficient
-/// resources (53…, e.g. too many connections), operator intervention
-/// (57P01 admin shutdown, 57P02 crash shutdown, 57P03 cannot connect now),
-/// the server's own timeouts (57014 a statement cancelled by
-/// `statement_timeout`, 25P03 a session ended by
-/// `idle_in_transaction_session_timeout`, 57P05 by `idle_session_timeout`),
-/// and serialization failures or deadlocks that outlived the retries
-/// (40001, 40P01).
-#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
-fn is_transient_sqlstate(code: &str) -> bool {
-    code.starts_with("08")
-        || code.starts_with("53")
-        || matches!(
-            code,
-            "57P01" | "57P02" | "57P03" | "57014" | "25P03" | "57P05" | "40001" | "40P01"
-        )
+    Fault::Other
 }
 
 /// Whether `e` is a unique violation whose constraint (PostgreSQL) or
@@ -308,20 +301,6 @@ mod tests {
             ]),
             "ORDER BY priority DESC, name ASC, ref_code ASC, id ASC"
         );
-    }
-
-    #[test]
-    fn transient_codes() {
-        assert!(is_transient_sqlite("5"));
-        assert!(is_transient_sqlite("517")); // SQLITE_BUSY_SNAPSHOT
-        assert!(!is_transient_sqlite("2067")); // SQLITE_CONSTRAINT_UNIQUE
-        assert!(is_transient_sqlstate("08006"));
-        assert!(is_transient_sqlstate("57P01"));
-        assert!(is_transient_sqlstate("40P01"));
-        assert!(is_transient_sqlstate("57014")); // statement_timeout
-        assert!(is_transient_sqlstate("25P03")); // idle_in_transaction_session_timeout
-                                                 // Digits, and 23505 & 0xff would be SQLite's BUSY: not transient.
-        assert!(!is_transient_sqlstate("23505"));
     }
 
     #[test]

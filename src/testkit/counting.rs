@@ -109,6 +109,17 @@ impl RedemptionStore for Counting {
         self.quota_usage.fetch_add(1, Ordering::SeqCst);
         self.inner.quota_usage(project, keys).await
     }
+    async fn quota_usage_by_prefix(
+        &self,
+        project: &str,
+        prefix: &str,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<(String, Decimal)>> {
+        self.inner
+            .quota_usage_by_prefix(project, prefix, after, limit)
+            .await
+    }
     async fn campaign_quota_usage(&self, project: &str, id: Uuid) -> Result<Vec<QuotaUsage>> {
         self.inner.campaign_quota_usage(project, id).await
     }

@@ -412,6 +412,52 @@ fn try_it_shows_benefits_quota_keys_and_why_not() {
 }
 
 #[test]
+fn quota_usage_shows_keys_other_campaigns_filled_page_by_page() {
+    run(async {
+        let app = app();
+        let mut body = simple("Per user", "D");
+        body["quotas"] = json!([{"key": "${campaignCode}-${userId}", "value": 2}]);
+        let d = app.campaign(body).await;
+        let mut body = simple("Shares D's keys", "OTHER");
+        body["quotas"] = json!([{"key": "D-${userId}", "value": 5}]);
+        app.campaign(body).await;
+        for i in 0..25 {
+            let redeem: accord::campaign::RedeemRequest = serde_json::from_value(
+                json!({"campaignCode": "OTHER", "attribute": {"userId": format!("u{i:02}")}}),
+            )
+            .unwrap();
+            app.api.campaigns().redeem(P, &redeem).await.unwrap();
+        }
+        let mut client = signed_in(&app, scope::ALL).await;
+        let url = format!("{LIST}/{}/quotas", d.id);
+        let first = client.get(&url).await;
+        assert!(first.body.contains("Showing 20 keys"), "{}", first.body);
+        assert!(first.body.contains("<td class=\"mono\">D-u00</td>"));
+        assert!(first.body.contains("<td class=\"mono\">D-u19</td>"));
+        assert!(!first.body.contains("D-u20"));
+        let next = format!("{url}?after=D-u19");
+        assert!(
+            first
+                .body
+                .contains(&format!("href=\"{next}\" rel=\"next\"")),
+            "{}",
+            first.body
+        );
+        let second = client.get(&next).await;
+        assert!(second.body.contains("Showing 5 keys"), "{}", second.body);
+        assert!(second.body.contains("D-u20") && second.body.contains("D-u24"));
+        // D-u19 is only in the form's "start after key" now.
+        assert!(!second.body.contains("<td class=\"mono\">D-u19</td>"));
+        assert!(second.body.contains("value=\"D-u19\""));
+        assert!(!second.body.contains("rel=\"next\""));
+        assert!(second
+            .body
+            .contains(&format!("href=\"{url}\" rel=\"first\"")));
+        assert!(second.body.contains("<progress value=\"1\" max=\"2\""));
+    });
+}
+
+#[test]
 fn quota_usage_and_cancelling_a_redemption_once() {
     run(async {
         let app = app();

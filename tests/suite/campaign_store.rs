@@ -57,6 +57,7 @@ macro_rules! campaign_store_tests {
             cancel_gives_back_once,
             list_redemptions_filters_and_order,
             campaign_quota_usage_lists_keys,
+            quota_usage_by_prefix_pages_a_key_range,
             concurrent_redeems_never_oversell,
             concurrent_same_key_records_once,
             concurrent_cancels_give_back_once,

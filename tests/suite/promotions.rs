@@ -92,7 +92,15 @@ pub async fn capped_allocation_is_recorded_and_replayed<S: Store>(store: Arc<S>)
         .await
         .unwrap();
     assert_eq!(read.action_txs, first.redemption.action_txs);
-    let usage = service.quota_usage(&project, created.id).await.unwrap();
+    let usage = service
+        .quota_usage(
+            &project,
+            created.id,
+            &accord::campaign::QuotaUsageQuery::default(),
+        )
+        .await
+        .unwrap()
+        .items;
     assert_eq!(usage[0].used.to_string(), "300");
 }
 

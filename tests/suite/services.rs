@@ -18,6 +18,8 @@ macro_rules! services_tests {
             quota_keys_never_collide_and_shared_keys_show,
             campaign_limits_hold_at_the_boundary,
             idempotency_replays_the_request_and_refuses_another,
+            quota_view_lists_every_key_that_can_refuse,
+            quota_view_lists_keys_rendered_before_escaping,
         );
     };
     (@each $fixture:path; $($behaviour:ident),+ $(,)?) => {
@@ -34,6 +36,10 @@ macro_rules! services_tests {
 }
 
 pub(crate) use services_tests;
+
+pub use super::quota_view::{
+    quota_view_lists_every_key_that_can_refuse, quota_view_lists_keys_rendered_before_escaping,
+};
 
 fn assert_invalid_text(result: Result<impl std::fmt::Debug, accord::Error>, what: &str) {
     let err = result.expect_err(what);
@@ -242,7 +248,15 @@ pub async fn decimals_are_exact_through_every_store<S: Store>(store: Arc<S>) {
             let redeem: RedeemRequest =
                 serde_json::from_str(&exact_request(true, &text, &spend.to_string())).unwrap();
             campaigns.redeem(&project, &redeem).await.unwrap();
-            let usage = campaigns.quota_usage(&project, c.id).await.unwrap();
+            let usage = campaigns
+                .quota_usage(
+                    &project,
+                    c.id,
+                    &accord::campaign::QuotaUsageQuery::default(),
+                )
+                .await
+                .unwrap()
+                .items;
             assert_eq!(usage[0].used, d + spend, "usage of {d} + {spend}");
             // Written as the exact number text.
             let json = serde_json::to_string(&usage[0]).unwrap();
@@ -328,7 +342,15 @@ pub async fn quota_keys_never_collide_and_shared_keys_show<S: Store>(store: Arc<
         )
         .await
         .unwrap();
-    let view = campaigns.quota_usage(&project, b.id).await.unwrap();
+    let view = campaigns
+        .quota_usage(
+            &project,
+            b.id,
+            &accord::campaign::QuotaUsageQuery::default(),
+        )
+        .await
+        .unwrap()
+        .items;
     let shown: Vec<(&str, String)> = view
         .iter()
         .map(|u| (u.key.as_str(), u.used.to_string()))
@@ -337,7 +359,15 @@ pub async fn quota_keys_never_collide_and_shared_keys_show<S: Store>(store: Arc<
     let a: RedeemRequest = serde_json::from_value(json!({"campaignCode": "A"})).unwrap();
     campaigns.redeem(&project, &a).await.unwrap();
     campaigns.redeem(&project, &a).await.unwrap();
-    let view = campaigns.quota_usage(&project, b.id).await.unwrap();
+    let view = campaigns
+        .quota_usage(
+            &project,
+            b.id,
+            &accord::campaign::QuotaUsageQuery::default(),
+        )
+        .await
+        .unwrap()
+        .items;
     let shown: Vec<(&str, String)> = view
         .iter()
         .map(|u| (u.key.as_str(), u.used.to_string()))
@@ -464,9 +494,14 @@ pub async fn campaign_limits_hold_at_the_boundary<S: Store>(store: Arc<S>) {
         .await
         .unwrap();
     let usage = campaigns
-        .quota_usage(&long_project, saved.id)
+        .quota_usage(
+            &long_project,
+            saved.id,
+            &accord::campaign::QuotaUsageQuery::default(),
+        )
         .await
-        .unwrap();
+        .unwrap()
+        .items;
     assert_eq!(usage[0].key.len(), MAX_QUOTA_KEY_LEN);
 }
 
@@ -523,6 +558,14 @@ pub async fn idempotency_replays_the_request_and_refuses_another<S: Store>(store
             .replayed
     );
     // One charge in the first project.
-    let usage = campaigns.quota_usage(&project, c.id).await.unwrap();
+    let usage = campaigns
+        .quota_usage(
+            &project,
+            c.id,
+            &accord::campaign::QuotaUsageQuery::default(),
+        )
+        .await
+        .unwrap()
+        .items;
     assert_eq!(usage[0].used, rust_decimal::Decimal::ONE);
 }

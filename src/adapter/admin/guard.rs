@@ -12,8 +12,9 @@ use axum::response::{Html, IntoResponse, Redirect, Response};
 use chrono::Utc;
 
 use super::session::{self, Flash, Session, SESSION_COOKIE, SIGNIN_COOKIE};
-use super::view::Nav;
+use super::view::{offset_choices, Nav};
 use super::Admin;
+use crate::adapter::http::scope;
 use crate::adapter::http::{status_of, HttpStore};
 use crate::{Error, ErrorKind};
 
@@ -235,7 +236,19 @@ impl Ctx {
     /// The header of a page of `project`, `section` highlighted; it shows
     /// (and so takes) the message the previous action left.
     pub fn nav(&self, project: Option<&str>, section: &'static str) -> Nav {
-        Nav::new(self, project, section)
+        let s = &self.session;
+        Nav {
+            sub: s.principal.sub.clone(),
+            project: project.map(str::to_owned),
+            csrf: s.csrf.clone(),
+            flash: self.sessions.take_flash(&self.id),
+            section,
+            campaigns: self.may(scope::CAMPAIGN_ADMIN),
+            redemptions: self.may(scope::CAMPAIGN_READ),
+            content: self.may(scope::CMS_READ),
+            subjects: self.may(scope::CONSENT_AUDIT),
+            offsets: offset_choices(s.offset),
+        }
     }
 
     /// Leaves a message for the next page the signed-in user sees.

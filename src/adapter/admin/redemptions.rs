@@ -17,6 +17,7 @@ use super::view::{self, project_base, query, Nav, Pager};
 use super::Admin;
 use crate::adapter::http::{scope, HttpStore};
 use crate::core::campaign::{Redemption, TxStatus};
+use crate::service::campaign::QuotaUsageQuery;
 use crate::store::RedemptionQuery;
 
 /// Rows per page of the lists here.
@@ -66,23 +67,27 @@ pub async fn quotas<S: HttpStore>(
     ctx.check(&project, &[scope::CAMPAIGN_ADMIN])?;
     let id = campaign_id(&id)?;
     let c = admin.campaigns.campaign(&project, id).await?;
-    let usage = admin.campaigns.quota_usage(&project, id).await?;
-    let filter = params
-        .get("key")
+    // Keys page by key: `after` is where this page starts (the
+    // form's "start after key", or the previous page's last).
+    let after = params
+        .get("after")
         .map(|k| k.trim().to_owned())
-        .unwrap_or_default();
-    let matching: Vec<_> = usage
-        .into_iter()
-        .filter(|u| filter.is_empty() || u.key.contains(&filter))
-        .collect();
-    let page = view::page_of(params.get("page").map(String::as_str));
-    let total = matching.len() as u64;
+        .filter(|k| !k.is_empty());
+    let page_query = QuotaUsageQuery {
+        after: after.clone(),
+        size: PAGE_SIZE,
+        legacy: false,
+    };
+    let usage = admin
+        .campaigns
+        .quota_usage(&project, id, &page_query)
+        .await?;
     let href = format!("{}/campaigns/{id}", project_base(&project));
     let action = format!("{href}/quotas");
-    let rows = matching
+    let shown = usage.items.len();
+    let rows = usage
+        .items
         .into_iter()
-        .skip((page * PAGE_SIZE) as usize)
-        .take(PAGE_SIZE as usize)
         .map(|u| {
             let remaining = u.limit.map(|l| (l - u.used).max(Decimal::ZERO));
             UsageRow {
@@ -95,12 +100,18 @@ pub async fn quotas<S: HttpStore>(
             }
         })
         .collect();
-    let pager = Pager::new(page, PAGE_SIZE, total, |n| {
-        format!(
-            "{action}{}",
-            query(&[("key", &filter), ("page", &n.to_string())])
-        )
-    });
+    let pager = Pager {
+        summary: match (shown, &usage.next) {
+            (0, None) => "No more keys".to_owned(),
+            (0, Some(_)) => "No keys here; more may follow".to_owned(),
+            (n, _) => format!("Showing {n} keys"),
+        },
+        prev: after.is_some().then(|| action.clone()),
+        next: usage
+            .next
+            .map(|next| format!("{action}{}", query(&[("after", &next)]))),
+    };
+    let filter = after.unwrap_or_default();
     Ok(render(&QuotasPage {
         nav: Some(ctx.nav(Some(&project), "campaigns")),
         redemptions_href: format!(

@@ -3,7 +3,6 @@
 
 use chrono::{DateTime, FixedOffset, NaiveDateTime, TimeZone, Utc};
 
-use super::guard::Ctx;
 use super::session::Flash;
 use crate::adapter::http::scope;
 
@@ -40,23 +39,6 @@ pub struct Nav {
 }
 
 impl Nav {
-    /// The header for `ctx` on a page of `project`.
-    pub fn new(ctx: &Ctx, project: Option<&str>, section: &'static str) -> Nav {
-        let s = &ctx.session;
-        Nav {
-            sub: s.principal.sub.clone(),
-            project: project.map(str::to_owned),
-            csrf: s.csrf.clone(),
-            flash: ctx.sessions.take_flash(&ctx.id),
-            section,
-            campaigns: ctx.may(scope::CAMPAIGN_ADMIN),
-            redemptions: ctx.may(scope::CAMPAIGN_READ),
-            content: ctx.may(scope::CMS_READ),
-            subjects: ctx.may(CONSENT_AUDIT),
-            offsets: offset_choices(s.offset),
-        }
-    }
-
     /// The base path of the project's pages: `/admin/p/{project}`.
     pub fn base(&self) -> String {
         self.project
@@ -124,7 +106,7 @@ pub fn parse_offset(s: &str) -> Option<FixedOffset> {
 
 /// Every quarter-hour offset from UTC−12:00 to UTC+14:00: (value, label,
 /// selected).
-fn offset_choices(current: FixedOffset) -> Vec<(String, String, bool)> {
+pub(crate) fn offset_choices(current: FixedOffset) -> Vec<(String, String, bool)> {
     (-48..=56)
         .filter_map(|q: i32| FixedOffset::east_opt(q * 15 * 60))
         .map(|o| (offset_value(o), offset_label(o), o == current))

@@ -20,7 +20,7 @@ use crate::core::campaign::{
     Campaign, CampaignInput, CampaignStatus, QuotaUsage, RedeemRequest, Redemption, SearchRequest,
     SearchResponse,
 };
-use crate::service::campaign::SearchOptions;
+use crate::service::campaign::{QuotaUsageQuery, SearchOptions, DEFAULT_QUOTA_PAGE_SIZE};
 use crate::store::{CampaignQuery, CampaignSort, Page, RedemptionQuery, SortDirection};
 
 /// The header carrying the total of a list.
@@ -492,11 +492,25 @@ pub(crate) async fn delete_campaign<S: HttpStore>(
     Ok(StatusCode::NO_CONTENT)
 }
 
-/// Usage of every quota key the campaign's redemptions charged.
+/// Usage of every quota key that can refuse the campaign's redeems.
 ///
-/// One entry per key, sorted by key: `used` sums the amounts of `COMPLETE`
-/// redemptions charged to the key by any campaign sharing it, `limit` is
-/// the campaign's quota that produced the key, when known.
+/// One entry per stored key that a quota of the campaign can render now
+/// (its `campaignCode`, `campaignId`, channel and the current date in
+/// place, any value for the names a request gives, such as `userId`),
+/// charged by this or any other campaign, and every key its quotas render
+/// without a request even if nobody charged it (`used` 0). Sorted by key
+/// (bytewise). `used` sums the amounts of `COMPLETE` redemptions charged
+/// to the key by every campaign sharing it; `limit` is the smallest limit
+/// of the campaign's quotas that render it. Paged by key: at most `size`
+/// entries after the key `after`; when more may follow, a
+/// `Link: <?after=…&size=…>; rel="next"` header names the next page, which
+/// a page may announce even when it holds fewer than `size` entries.
+///
+/// With `legacy=true`, the stored keys that the campaign's quotas rendered
+/// before substituted values were escaped, and no longer render, each with
+/// its usage and the limit of the quota that rendered it then: usage
+/// counted by an earlier version that limits nothing now (the migration
+/// check of docs/quotas.md).
 #[utoipa::path(
     get,
     path = "/campaign/api/projects/{projId}/campaigns/{id}/quotas",
@@ -504,19 +518,45 @@ pub(crate) async fn delete_campaign<S: HttpStore>(
     params(
         ("projId" = String, Path, description = "Project id"),
         ("id" = uuid::Uuid, Path, description = "Campaign id"),
+        ("after" = Option<String>, Query, description = "Only keys after this one (bytewise): the `after` of the previous page's `Link: rel=\"next\"`"),
+        ("size" = Option<u32>, Query, description = "At most this many keys, 1 to 1000 (default 100)"),
+        ("legacy" = Option<bool>, Query, description = "Instead, the stored keys the campaign's quotas rendered before values were escaped (plain substitution) that they no longer render: usage that limits nothing now (default false)"),
     ),
     responses((status = 200, description = "One entry per quota key, sorted by key", body = Vec<QuotaUsage>,
-        headers(("X-Total-Count" = u64, description = "Number of entries")))),
+        headers(("Link" = String, description = "`<?after=…&size=…>; rel=\"next\"` when another page may follow")))),
     security(("bearer" = ["campaign.admin"]))
 )]
 pub(crate) async fn quota_usage<S: HttpStore>(
     State(api): State<Api<S>>,
     path: PathParams,
+    query: QueryParams,
 ) -> Result<Response, ApiError> {
+    query.allow(&["after", "size", "legacy"], |_| false)?;
     let id = campaign_id(&path)?;
-    Ok(list_response(
-        api.campaigns.quota_usage(path.project(), id).await?,
-    ))
+    let size = query.number("size")?.unwrap_or(DEFAULT_QUOTA_PAGE_SIZE);
+    if size == 0 || size > crate::store::MAX_PAGE_SIZE {
+        return Err(ApiError::invalid_parameter(
+            "size",
+            format!("expected 1 to {}", crate::store::MAX_PAGE_SIZE),
+        ));
+    }
+    let q = QuotaUsageQuery {
+        after: query.one("after")?.map(str::to_owned),
+        size,
+        legacy: query.flag("legacy")?,
+    };
+    let page = api.campaigns.quota_usage(path.project(), id, &q).await?;
+    let mut res = Json(page.items).into_response();
+    if let Some(next) = page.next {
+        let link = format!(
+            "<?after={}&size={size}>; rel=\"next\"",
+            percent_encode(&next)
+        );
+        if let Ok(v) = HeaderValue::from_str(&link) {
+            res.headers_mut().insert(header::LINK, v);
+        }
+    }
+    Ok(res)
 }
 
 #[cfg(test)]

@@ -287,8 +287,8 @@ impl ApiError {
                 "header_fields_too_large",
                 format!(
                     "the request head exceeds {} bytes or {} header fields",
-                    super::serve::MAX_HEAD_BYTES,
-                    super::serve::MAX_HEADERS
+                    super::MAX_HEAD_BYTES,
+                    super::MAX_HEADERS
                 ),
             ),
             503 => (

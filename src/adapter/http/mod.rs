@@ -66,7 +66,15 @@ pub use evidence::VersionEnvelope;
 pub use extract::MAX_BODY_BYTES;
 pub use ops::{Health, REQUEST_ID};
 pub use ratelimit::{Rate, RateLimits};
-pub use serve::{serve, ServeConfig, MAX_HEADERS, MAX_HEAD_BYTES, MAX_URI_BYTES};
+pub use serve::{serve, ServeConfig, MAX_URI_BYTES};
+
+/// Largest request head (request line and header fields), in bytes:
+/// hyper's read buffer. A larger head is a 431 problem.
+pub const MAX_HEAD_BYTES: usize = 64 * 1024;
+
+/// Most header fields in a request head; more is a 431 problem.
+pub const MAX_HEADERS: usize = 100;
+// (Here, not in `serve`: the 431 problem of `error` states them too.)
 
 use crate::core::clock::Clock;
 use crate::service::campaign::CampaignService;

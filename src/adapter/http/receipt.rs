@@ -111,7 +111,7 @@ impl ReceiptSigner {
 
 /// A key's id: the first 16 hex digits of the SHA-256 of the public key.
 fn kid_of(public_key: &[u8]) -> String {
-    ledger::sha256_hex(public_key)[..16].to_owned()
+    crate::core::hash::sha256_hex(public_key)[..16].to_owned()
 }
 
 /// Why a receipt does not verify.
@@ -257,14 +257,14 @@ mod tests {
     #[test]
     fn receipts_of_every_published_key_verify_by_kid() {
         let receipt = ConsentReceipt {
-            version: crate::consent::receipt::VERSION.to_owned(),
+            version: crate::core::consent::receipt::VERSION.to_owned(),
             consent_receipt_id: "a.1".into(),
             jurisdiction: "TH".into(),
             consent_timestamp: 1_700_000_000,
             collection_method: "recorded by app".into(),
             language: "und".into(),
             pii_principal_id: "c0ffee".into(),
-            pii_controllers: vec![crate::consent::receipt::Controller::default()],
+            pii_controllers: vec![crate::core::consent::receipt::Controller::default()],
             policy_url: String::new(),
             services: Vec::new(),
             sensitive: false,

@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 
 use super::content::{get_i64, get_str, get_string, get_strings, get_time, ContentRecord};
 use super::model::{AcceptanceStatus, PurposeEvent, Reason};
-use crate::store::{Page, DEFAULT_PAGE_SIZE};
+use crate::core::page::{Page, DEFAULT_PAGE_SIZE};
 use crate::string_enum;
 
 string_enum! {
@@ -177,7 +177,7 @@ pub struct HistoryQuery {
     pub to: Option<DateTime<Utc>>,
     /// Zero-based page.
     pub page: u32,
-    /// Page size, 1 to [`MAX_PAGE_SIZE`](crate::store::MAX_PAGE_SIZE).
+    /// Page size, 1 to [`MAX_PAGE_SIZE`](crate::core::page::MAX_PAGE_SIZE).
     pub size: u32,
 }
 

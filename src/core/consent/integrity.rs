@@ -27,7 +27,6 @@ use serde_json::{Map, Value};
 
 use super::content::{format_time, get_i64, get_str, get_strings, get_time, ContentRecord};
 use super::model::{AcceptanceStatus, Consent, NoticeStatus, PrivacyNotice};
-use super::rules;
 use crate::core::error::Problems;
 use crate::core::limits::MAX_CLOCK_SKEW_SECONDS;
 
@@ -276,7 +275,7 @@ fn check_dates(
         },
         _ => return,
     };
-    let expected = rules::expiry(accepted, in_force.consent.lifespan);
+    let expected = super::model::expiry(accepted, in_force.consent.lifespan);
     if sent != expected {
         let message = match (expected, in_force.consent.lifespan) {
             (Some(e), Some(days)) => format!(

@@ -38,7 +38,6 @@ use std::io::BufRead;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
 
 use super::content::{format_time, ContentRecord};
 use super::model::PurposeEvent;
@@ -107,16 +106,7 @@ fn write_string(s: &str, out: &mut String) {
     out.push_str(&Value::String(s.to_owned()).to_string());
 }
 
-/// Lowercase hex SHA-256 of `bytes`.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    Sha256::digest(bytes)
-        .iter()
-        .fold(String::with_capacity(64), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
-}
+pub use crate::core::hash::sha256_hex;
 
 /// The commitment to personal data: hex SHA-256 of the canonical JSON of
 /// `{"personal": personal, "salt": salt}`.

@@ -11,7 +11,7 @@
 //! Requests keep required fields as `Option` so that a missing one is
 //! reported by validation with every other problem, rather than by serde.
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::content::{get_i64, get_str, get_string, get_strings, get_time, ContentRecord};
@@ -510,4 +510,18 @@ pub struct AgreedPurpose {
     pub source: GrantSource,
     /// Its id (acceptance content id or purpose event id).
     pub source_id: String,
+}
+
+/// When an acceptance made at `at` expires: `lifespan` whole days later;
+/// `None` (never) when the lifespan is absent or 0.
+pub fn expiry(at: DateTime<Utc>, lifespan_days: Option<i64>) -> Option<DateTime<Utc>> {
+    match lifespan_days {
+        Some(d) if d > 0 => at.checked_add_signed(Duration::try_days(d)?),
+        _ => None,
+    }
+}
+
+/// Whether a grant expiring at `expired` has expired at `t`.
+pub fn is_expired(expired: Option<DateTime<Utc>>, t: DateTime<Utc>) -> bool {
+    expired.is_some_and(|e| e <= t)
 }

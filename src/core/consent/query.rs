@@ -50,15 +50,12 @@ use serde_json::{Map, Value};
 
 use super::content::ContentRecord;
 use crate::core::error::FieldError;
-use crate::store::{SortDirection, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};
+use crate::core::page::{SortDirection, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};
 use crate::{Error, Result};
 
-/// Most filters one query may have.
-pub const MAX_FILTERS: usize = 20;
-/// Most sort keys one query may have.
-pub const MAX_SORT_KEYS: usize = 8;
+pub use crate::core::limits::{MAX_FILTERS, MAX_SORT_KEYS};
 /// Longest attribute name of a filter or sort key.
-pub const MAX_ATTRIBUTE_LEN: usize = 64;
+pub const MAX_ATTRIBUTE_LEN: usize = crate::core::limits::MAX_ATTRIBUTE_NAME_LEN;
 
 /// One `data.<attribute>=<value>` filter.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -33,28 +33,15 @@ use std::cmp::Ordering;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::hash::BuildHasher;
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 
 use super::content::{get_i64, get_str, get_string, get_strings, get_time, ContentRecord};
 use super::integrity;
+pub use super::model::{expiry, is_expired};
 use super::model::{
     AcceptanceStatus, AgreedConsent, AgreedPurpose, Consent, GrantSource, HistoryEntry,
     PrivacyNotice, PurposeEvent, PurposeName, PurposeOption, Reason, SubjectState, ToAccept,
 };
-
-/// When an acceptance made at `at` expires: `lifespan` whole days later;
-/// `None` (never) when the lifespan is absent or 0.
-pub fn expiry(at: DateTime<Utc>, lifespan_days: Option<i64>) -> Option<DateTime<Utc>> {
-    match lifespan_days {
-        Some(d) if d > 0 => at.checked_add_signed(Duration::try_days(d)?),
-        _ => None,
-    }
-}
-
-/// Whether a grant expiring at `expired` has expired at `t`.
-pub fn is_expired(expired: Option<DateTime<Utc>>, t: DateTime<Utc>) -> bool {
-    expired.is_some_and(|e| e <= t)
-}
 
 /// One version of a consent-acceptance record, as the rules read it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,6 +1,6 @@
 use super::*;
 use crate::core::consent::{ConsentStatus, NoticeStatus};
-use chrono::TimeZone;
+use chrono::{Duration, TimeZone};
 use proptest::prelude::*;
 
 fn t(h: i64) -> DateTime<Utc> {

@@ -41,12 +41,7 @@ use crate::core::limits::{
 };
 use crate::core::wire::json_kind;
 
-/// Longest lifespan, in days (100 years).
-pub const MAX_LIFESPAN_DAYS: i64 = 36_500;
-/// Largest revision number.
-pub const MAX_REVISION: i64 = 1_000_000_000;
-/// Most purposes one consent or acceptance may list.
-pub const MAX_PURPOSES: usize = 200;
+pub use crate::core::limits::{MAX_LIFESPAN_DAYS, MAX_PURPOSES, MAX_REVISION};
 
 /// Longest text accepted where a timestamp is expected: longer text is not
 /// a timestamp, and is not echoed back in the message.

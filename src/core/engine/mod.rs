@@ -24,6 +24,7 @@ mod plan;
 mod redeem;
 mod request;
 pub mod stacking;
+pub(crate) mod validate;
 
 use std::borrow::Cow;
 use std::collections::HashMap;

@@ -7,6 +7,7 @@ mod snapshots;
 mod usage;
 
 pub use service::{
-    CampaignService, Imported, Preview, PreviewHit, PreviewQuota, RedeemResult, SearchOptions,
+    CampaignService, Imported, Preview, PreviewHit, PreviewQuota, QuotaUsagePage, QuotaUsageQuery,
+    RedeemResult, SearchOptions, DEFAULT_QUOTA_PAGE_SIZE,
 };
 pub use snapshots::DEFAULT_REFRESH;

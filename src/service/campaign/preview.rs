@@ -10,8 +10,8 @@ use super::CampaignService;
 use crate::core::campaign::model::{
     ActionMatch, Campaign, CampaignInput, CampaignRef, Explanation, RedeemRequest, SearchRequest,
 };
-use crate::core::campaign::validate::{build, Stamp};
 use crate::core::engine::stacking;
+use crate::core::engine::validate::{build, Stamp};
 use crate::store::{CampaignStore, RedemptionStore};
 use crate::Result;
 

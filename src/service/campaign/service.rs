@@ -11,12 +11,12 @@ use uuid::Uuid;
 use super::snapshots::{Snapshot, Snapshots, DEFAULT_REFRESH};
 use super::usage::UsageCache;
 use crate::core::campaign::model::{
-    Campaign, CampaignInput, Explanation, QuotaUsage, RedeemRequest, Redemption, SearchRequest,
-    SearchResponse, TxStatus,
+    Campaign, CampaignInput, Explanation, RedeemRequest, Redemption, SearchRequest, SearchResponse,
+    TxStatus,
 };
-use crate::core::campaign::validate::{build, Stamp};
 use crate::core::campaign::zones::TimeZones;
 use crate::core::clock::Clock;
+use crate::core::engine::validate::{build, Stamp};
 use crate::core::engine::{self, stacking, CompiledCampaign, Engine};
 use crate::core::limits::{MAX_CAMPAIGNS_PER_PROJECT, MAX_REF_CODE_LEN};
 use crate::store::{
@@ -29,9 +29,12 @@ use crate::{Error, Result};
 mod combine;
 #[path = "preview.rs"]
 mod preview;
+#[path = "quota_view.rs"]
+mod quota_view;
 #[path = "transfer.rs"]
 mod transfer;
 pub use preview::{Preview, PreviewHit, PreviewQuota};
+pub use quota_view::{QuotaUsagePage, QuotaUsageQuery, DEFAULT_QUOTA_PAGE_SIZE};
 pub use transfer::Imported;
 
 /// Options of a search.
@@ -500,70 +503,6 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
         check_page_size(query.size)?;
         self.store.list_redemptions(project, query).await
     }
-
-    /// The quota keys that can refuse a campaign's redeems, with their usage
-    /// by every campaign sharing them, sorted by key: every key its
-    /// redemptions charged, and every key its quotas render without a
-    /// request (`${campaignCode}`, a fixed label such as `BUDGET-2026`,
-    /// the current `${year}`…), even if only other campaigns charged it
-    /// (used `0` when none did). A key is a project-wide label: a quota
-    /// without `${campaignCode}` counts with every campaign that renders
-    /// the same key (docs/quotas.md).
-    pub async fn quota_usage(&self, project: &str, campaign_id: Uuid) -> Result<Vec<QuotaUsage>> {
-        let Some(campaign) = self.store.campaign(project, campaign_id).await? else {
-            return Err(campaign_not_found(campaign_id));
-        };
-        let mut usage = self
-            .store
-            .campaign_quota_usage(project, campaign_id)
-            .await?;
-        let mut fixed = fixed_quota_keys(&campaign, self.clock.now());
-        fixed.retain(|(key, _)| !usage.iter().any(|u| &u.key == key));
-        if !fixed.is_empty() {
-            let keys: Vec<String> = fixed.iter().map(|(k, _)| k.clone()).collect();
-            let read = self.store.quota_usage(project, &keys).await?;
-            for (key, limit) in fixed {
-                usage.push(QuotaUsage {
-                    used: read.get(&key).copied().unwrap_or_default(),
-                    key,
-                    limit: Some(limit),
-                });
-            }
-            usage.sort_by(|a, b| a.key.cmp(&b.key));
-        }
-        Ok(usage)
-    }
-}
-
-/// The keys of `campaign`'s quotas that render from the campaign and the
-/// date alone, with their limits (the smallest when two quotas share one).
-fn fixed_quota_keys(campaign: &Campaign, now: DateTime<Utc>) -> Vec<(String, Decimal)> {
-    use chrono::Datelike;
-    use std::borrow::Cow;
-    let mut out: Vec<(String, Decimal)> = Vec::new();
-    for quota in &campaign.quotas {
-        let Ok(template) = crate::core::template::Template::parse(&quota.key) else {
-            continue;
-        };
-        let rendered = template.render_key(&|name| {
-            Some(match name {
-                "campaignCode" => Cow::Borrowed(campaign.ref_code.as_str()),
-                "campaignId" => Cow::Owned(campaign.id.to_string()),
-                "channel" => Cow::Borrowed(campaign.channel.as_deref()?),
-                "day" => Cow::Owned(now.day().to_string()),
-                "month" => Cow::Owned(now.month().to_string()),
-                "year" => Cow::Owned(now.year().to_string()),
-                _ => return None,
-            })
-        });
-        if let Ok(key) = rendered {
-            match out.iter_mut().find(|(k, _)| *k == key) {
-                Some(entry) => entry.1 = entry.1.min(quota.value),
-                None => out.push((key, quota.value)),
-            }
-        }
-    }
-    out
 }
 
 fn engine_scalar_text(v: &serde_json::Value) -> Option<String> {
@@ -581,7 +520,7 @@ fn request_fingerprint(request: &RedeemRequest) -> String {
     let mut normal = request.clone();
     normal.idempotency_key = None;
     let json = serde_json::to_vec(&normal).unwrap_or_default();
-    crate::core::consent::ledger::sha256_hex(&json)
+    crate::core::hash::sha256_hex(&json)
 }
 
 /// The stored redemption of an idempotency key, if it was recorded for the

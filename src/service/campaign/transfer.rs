@@ -6,7 +6,7 @@ use uuid::Uuid;
 
 use super::CampaignService;
 use crate::core::campaign::model::CampaignInput;
-use crate::core::campaign::validate::{build, Stamp};
+use crate::core::engine::validate::{build, Stamp};
 use crate::store::{CampaignStore, RedemptionStore};
 use crate::Result;
 

@@ -1,7 +1,7 @@
 //! Campaigns, redemptions and quota usage in memory.
 
 use std::cmp::Ordering;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
@@ -29,7 +29,7 @@ pub(super) struct State {
     /// Index of a redemption by (project, idempotency key).
     by_key: HashMap<(String, String), usize>,
     /// Quota usage by (project, key).
-    usage: HashMap<(String, String), Decimal>,
+    usage: BTreeMap<(String, String), Decimal>,
 }
 
 impl State {
@@ -369,6 +369,29 @@ impl RedemptionStore for MemoryStore {
                     .get(&(project.to_owned(), k.clone()))
                     .map(|u| (k.clone(), *u))
             })
+            .collect())
+    }
+
+    async fn quota_usage_by_prefix(
+        &self,
+        project: &str,
+        prefix: &str,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<(String, Decimal)>> {
+        use std::ops::Bound;
+        let s = lock(&self.campaigns);
+        let start = match after {
+            Some(after) if after >= prefix => {
+                Bound::Excluded((project.to_owned(), after.to_owned()))
+            }
+            _ => Bound::Included((project.to_owned(), prefix.to_owned())),
+        };
+        Ok(s.usage
+            .range((start, Bound::Unbounded))
+            .take_while(|((p, key), _)| p == project && key.starts_with(prefix))
+            .take(limit as usize)
+            .map(|((_, key), used)| (key.clone(), *used))
             .collect())
     }
 

@@ -42,17 +42,24 @@
 //! retry with the same idempotency key finds it). A pooled connection that
 //! comes back inside a transaction, or does not answer a ping within
 //! [`RELEASE_CHECK_TIMEOUT`], is closed, never handed out again.
+//!
+//! The statements are the shared SQL implementation's
+//! (`crate::store::sql`); what is PostgreSQL's own — column types, the
+//! guarded upsert, row locks, retries, JSON access, error codes — is in
+//! `dialect.rs`.
 
-mod campaign;
-mod consent;
-mod ledger;
-mod redemption;
+mod dialect;
+
+pub(crate) use dialect::fault;
+
+// Every store role, and the methods every SQL store has, from the shared
+// implementation (`crate::store::sql`).
+crate::store::sql::calls::store_calls!(PostgresStore);
 
 use std::future::Future;
 use std::str::FromStr;
 use std::time::Duration;
 
-use sqlx::migrate::Migration;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 use sqlx::Connection;
 
@@ -101,10 +108,6 @@ pub const RELEASE_CHECK_TIMEOUT: Duration = Duration::from_secs(2);
 /// The server's TCP keepalive on our sessions (seconds): idle time, probe
 /// interval, probes.
 const SERVER_KEEPALIVE: (u32, u32, u32) = (30, 10, 3);
-
-/// Runs of a transaction the database aborted as a deadlock victim or a
-/// serialization failure, before giving up.
-const MAX_ATTEMPTS: u32 = 5;
 
 /// A store on a PostgreSQL database. Cheap to clone: clones share the
 /// connection pool.
@@ -261,64 +264,6 @@ impl PostgresStore {
         migrate(&self.pool).await
     }
 
-    /// The versions of the migrations not applied yet (none applied, none
-    /// written).
-    pub async fn pending_migrations(&self) -> Result<Vec<i64>> {
-        pending_versions(&self.pool).await
-    }
-
-    /// The pool's connections now: (open, idle).
-    pub fn pool_state(&self) -> (u32, u32) {
-        (
-            self.pool.size(),
-            u32::try_from(self.pool.num_idle()).unwrap_or(u32::MAX),
-        )
-    }
-
-    /// The value kept under `name` in the service's settings; `value`
-    /// stored first if there is none (the first of several processes
-    /// wins, the others read its value).
-    pub async fn setting_or_insert(&self, name: &str, value: &str) -> Result<String> {
-        let (name, value) = (name.to_owned(), value.to_owned());
-        self.write_call(move |s| async move {
-            sqlx::query(
-                "INSERT INTO accord_settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
-            )
-            .bind(&name)
-            .bind(&value)
-            .execute(s.pool())
-            .await
-            .map_err(db_error)?;
-            sqlx::query_scalar("SELECT value FROM accord_settings WHERE name = $1")
-                .bind(&name)
-                .fetch_one(s.pool())
-                .await
-                .map_err(db_error)
-        })
-        .await
-    }
-
-    /// The value kept under `name`, if any.
-    pub async fn setting(&self, name: &str) -> Result<Option<String>> {
-        self.read_call(async {
-            sqlx::query_scalar("SELECT value FROM accord_settings WHERE name = $1")
-                .bind(name)
-                .fetch_optional(self.pool())
-                .await
-                .map_err(db_error)
-        })
-        .await
-    }
-
-    /// Closes every connection, waiting for them to finish.
-    pub async fn close(&self) {
-        self.pool.close().await;
-    }
-
-    pub(crate) fn pool(&self) -> &PgPool {
-        &self.pool
-    }
-
     /// Runs a read in place, for [`CALL_TIMEOUT`] at most. See
     /// `crate::store::sql::calls`.
     async fn read_call<T>(&self, read: impl Future<Output = Result<T>>) -> Result<T> {
@@ -352,7 +297,7 @@ impl PostgresStore {
         let read_only: String = self
             .read_call(async {
                 sqlx::query_scalar("SHOW transaction_read_only")
-                    .fetch_one(self.pool())
+                    .fetch_one(&self.pool)
                     .await
                     .map_err(db_error)
             })
@@ -384,7 +329,7 @@ async fn migrate(pool: &PgPool) -> Result<()> {
             .execute(&mut *conn)
             .await
             .map_err(db_error)?;
-        let applied = apply_pending(&mut conn).await;
+        let applied = migrate::apply::<PostgresStore>(&mut conn, &MIGRATOR).await;
         let unlocked = sqlx::query("SELECT pg_advisory_unlock($1)")
             .bind(MIGRATION_LOCK)
             .execute(&mut *conn)
@@ -395,128 +340,6 @@ async fn migrate(pool: &PgPool) -> Result<()> {
     .await;
     let _ = conn.detach().close().await;
     migrated
-}
-
-/// Under the migration lock: the history table, rows adopted from
-/// `_sqlx_migrations`, then each pending migration in a transaction with
-/// its history row.
-async fn apply_pending(conn: &mut PgConnection) -> Result<()> {
-    use sqlx::Executor as _;
-    sqlx::query(
-        "CREATE TABLE IF NOT EXISTS accord_migrations (
-            version BIGINT PRIMARY KEY,
-            description TEXT NOT NULL,
-            checksum BYTEA NOT NULL,
-            installed_on TIMESTAMPTZ NOT NULL DEFAULT now())",
-    )
-    .execute(&mut *conn)
-    .await
-    .map_err(db_error)?;
-    let ups = migrate::ups(&MIGRATOR);
-    adopt_sqlx_history(conn, &ups).await?;
-    for m in migrate::pending(&ups, &history(conn).await?)? {
-        let mut tx = conn.begin().await.map_err(db_error)?;
-        tx.execute(&*m.sql).await.map_err(db_error)?;
-        sqlx::query(
-            "INSERT INTO accord_migrations (version, description, checksum) VALUES ($1, $2, $3)",
-        )
-        .bind(m.version)
-        .bind(&*m.description)
-        .bind(&*m.checksum)
-        .execute(&mut *tx)
-        .await
-        .map_err(db_error)?;
-        tx.commit().await.map_err(db_error)?;
-        tracing::info!(version = m.version, description = %m.description, "applied a migration");
-    }
-    Ok(())
-}
-
-/// The applied history: (version, checksum).
-async fn history(conn: &mut PgConnection) -> Result<Vec<(i64, Vec<u8>)>> {
-    sqlx::query_as("SELECT version, checksum FROM accord_migrations ORDER BY version")
-        .fetch_all(&mut *conn)
-        .await
-        .map_err(db_error)
-}
-
-/// Moves Accord's rows (same version and checksum) from `_sqlx_migrations`
-/// (in the search path), where versions before the history table recorded
-/// them, into `accord_migrations`, in one transaction.
-async fn adopt_sqlx_history(conn: &mut PgConnection, ups: &[&Migration]) -> Result<()> {
-    let exists: Option<String> = sqlx::query_scalar("SELECT to_regclass('_sqlx_migrations')::text")
-        .fetch_one(&mut *conn)
-        .await
-        .map_err(db_error)?;
-    if exists.is_none() {
-        return Ok(());
-    }
-    let mut tx = conn.begin().await.map_err(db_error)?;
-    let mut moved = 0;
-    for m in ups {
-        let taken = sqlx::query(
-            "DELETE FROM _sqlx_migrations WHERE version = $1 AND checksum = $2 AND success",
-        )
-        .bind(m.version)
-        .bind(&*m.checksum)
-        .execute(&mut *tx)
-        .await
-        .map_err(db_error)?;
-        if taken.rows_affected() > 0 {
-            sqlx::query(
-                "INSERT INTO accord_migrations (version, description, checksum)
-                 VALUES ($1, $2, $3) ON CONFLICT (version) DO NOTHING",
-            )
-            .bind(m.version)
-            .bind(&*m.description)
-            .bind(&*m.checksum)
-            .execute(&mut *tx)
-            .await
-            .map_err(db_error)?;
-            moved += 1;
-        }
-    }
-    tx.commit().await.map_err(db_error)?;
-    if moved > 0 {
-        tracing::info!(
-            moved,
-            "moved Accord's migration history from _sqlx_migrations to accord_migrations"
-        );
-    }
-    Ok(())
-}
-
-/// The versions of the migrations not applied yet, without applying any
-/// (the rows `_sqlx_migrations` holds for Accord count as applied).
-async fn pending_versions(pool: &PgPool) -> Result<Vec<i64>> {
-    let ups = migrate::ups(&MIGRATOR);
-    let mut conn = pool.acquire().await.map_err(db_error)?;
-    let mut applied: Vec<(i64, Vec<u8>)> = Vec::new();
-    for table in ["accord_migrations", "_sqlx_migrations"] {
-        let exists: Option<String> = sqlx::query_scalar("SELECT to_regclass($1)::text")
-            .bind(table)
-            .fetch_one(&mut *conn)
-            .await
-            .map_err(db_error)?;
-        if exists.is_none() {
-            continue;
-        }
-        let rows: Vec<(i64, Vec<u8>)> =
-            sqlx::query_as(&format!("SELECT version, checksum FROM {table}"))
-                .fetch_all(&mut *conn)
-                .await
-                .map_err(db_error)?;
-        applied.extend(rows.into_iter().filter(|(v, c)| {
-            table == "accord_migrations"
-                || ups
-                    .iter()
-                    .any(|m| m.version == *v && m.checksum.as_ref() == c.as_slice())
-        }));
-    }
-    Ok(migrate::pending(&ups, &applied)?
-        .iter()
-        .map(|m| m.version)
-        .collect())
 }
 
 /// Whether a connection back in the pool may be reused: it answers a ping
@@ -548,57 +371,6 @@ const _: () = {
     const fn provides_every_role<S: crate::store::Store>() {}
     provides_every_role::<PostgresStore>();
 };
-
-/// Why one run of a transaction failed.
-pub(crate) enum Abort {
-    /// The database said no; maybe only this time.
-    Db(sqlx::Error),
-    /// Anything else: final.
-    Fail(Error),
-}
-
-impl From<sqlx::Error> for Abort {
-    fn from(e: sqlx::Error) -> Self {
-        Abort::Db(e)
-    }
-}
-
-impl From<Error> for Abort {
-    fn from(e: Error) -> Self {
-        Abort::Fail(e)
-    }
-}
-
-/// Whether the database aborted a transaction that may simply be run again:
-/// serialization failure (40001) or deadlock victim (40P01).
-fn is_retryable(e: &sqlx::Error) -> bool {
-    matches!(e, sqlx::Error::Database(db)
-        if db.code().is_some_and(|c| c == "40001" || c == "40P01"))
-}
-
-/// Runs the transaction `attempt` until it neither succeeds nor is aborted
-/// by a retryable error, at most [`MAX_ATTEMPTS`] times. Each run must begin
-/// and end its own transaction (an error drops it, which rolls it back).
-pub(crate) async fn retry<T, F, Fut>(mut attempt: F) -> Result<T>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = std::result::Result<T, Abort>>,
-{
-    let mut run = 1;
-    loop {
-        match attempt().await {
-            Ok(v) => return Ok(v),
-            Err(Abort::Db(e)) if run < MAX_ATTEMPTS && is_retryable(&e) => {
-                // A short, growing pause lets the transaction we collided
-                // with finish first.
-                tokio::time::sleep(Duration::from_millis(2 << run)).await;
-                run += 1;
-            }
-            Err(Abort::Db(e)) => return Err(db_error(e)),
-            Err(Abort::Fail(e)) => return Err(e),
-        }
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -1,11 +1,12 @@
 //! How the SQL stores implement the store traits: every call of a role
 //! listed once, as a read or a write, and passed to the store's own policy.
 //!
-//! Each SQL store writes its calls as inherent methods with the trait's
-//! names and signatures (`impl SqliteStore { async fn redeem(…) … }`), and
-//! implements the trait with one line, [`store_calls!`], which sends every
-//! read through the store's `read_call` and every write through its
-//! `write_call`:
+//! The calls themselves are the generic functions of the shared
+//! implementation (`campaign.rs`, `redemption.rs`, `consent.rs`,
+//! `ledger.rs` beside this file, over [`Dialect`](super::dialect::Dialect)).
+//! Each SQL store implements every role with one line,
+//! `store_calls!(SqliteStore);`, which sends every read through the
+//! store's `read_call` and every write through its `write_call`:
 //!
 //! - `write_call(|store| future)` runs the write **to completion whatever
 //!   happens to the caller**: it owns its inputs (cloned here) and a clone
@@ -20,19 +21,24 @@
 //! - `read_call(future)` runs a read in place: dropping a read loses
 //!   nothing. (PostgreSQL bounds it in time; SQLite has no network to
 //!   wait on.)
-//!
-//! Inherent methods win over trait methods of the same name, so the
-//! generated trait method calls the inherent one (`<Store>::redeem`), and
-//! code inside a store module that calls `self.campaign(…)` gets the plain
-//! call, without a second policy around it.
 
-/// Implements one store trait for a SQL store whose module defines the
-/// trait's calls as inherent methods of the same names, and whose type has
-/// `read_call` and `write_call` (see the module docs). Invoked in the module
-/// of those methods, as `store_calls!(impl CampaignStore for SqliteStore);`.
+/// Implements every store role (and the methods every SQL store has, see
+/// `common_methods!`) for a SQL store type that implements
+/// [`Dialect`](super::dialect::Dialect) and has `read_call` and
+/// `write_call` (see the module docs): `store_calls!(SqliteStore);`. One
+/// role alone: `store_calls!(impl CampaignStore for SqliteStore);`.
 macro_rules! store_calls {
+    ($store:ty) => {
+        $crate::store::sql::calls::store_calls!(impl CampaignStore for $store);
+        $crate::store::sql::calls::store_calls!(impl RedemptionStore for $store);
+        $crate::store::sql::calls::store_calls!(impl ContentStore for $store);
+        $crate::store::sql::calls::store_calls!(impl ConsentLedger for $store);
+        $crate::store::sql::calls::store_calls!(impl LedgerStore for $store);
+        $crate::store::sql::calls::common_methods!($store);
+    };
+
     (impl CampaignStore for $store:ty) => {
-        impl CampaignStore for $store {
+        impl $crate::store::CampaignStore for $store {
             async fn insert_campaign_within(
                 &self,
                 campaign: &$crate::core::campaign::Campaign,
@@ -40,7 +46,7 @@ macro_rules! store_calls {
             ) -> $crate::Result<()> {
                 let campaign = campaign.clone();
                 self.write_call(move |s| async move {
-                    <$store>::insert_campaign_within(&s, &campaign, max).await
+                    $crate::store::sql::campaign::insert_campaign_within(&s, &campaign, max).await
                 })
                 .await
             }
@@ -52,7 +58,8 @@ macro_rules! store_calls {
             ) -> $crate::Result<()> {
                 let campaign = campaign.clone();
                 self.write_call(move |s| async move {
-                    <$store>::update_campaign(&s, &campaign, expected_version).await
+                    $crate::store::sql::campaign::update_campaign(&s, &campaign, expected_version)
+                        .await
                 })
                 .await
             }
@@ -60,7 +67,7 @@ macro_rules! store_calls {
             async fn delete_campaign(&self, project: &str, id: uuid::Uuid) -> $crate::Result<bool> {
                 let project = project.to_owned();
                 self.write_call(move |s| async move {
-                    <$store>::delete_campaign(&s, &project, id).await
+                    $crate::store::sql::campaign::delete_campaign(&s, &project, id).await
                 })
                 .await
             }
@@ -70,7 +77,8 @@ macro_rules! store_calls {
                 project: &str,
                 id: uuid::Uuid,
             ) -> $crate::Result<Option<$crate::core::campaign::Campaign>> {
-                self.read_call(<$store>::campaign(self, project, id)).await
+                self.read_call($crate::store::sql::campaign::campaign(self, project, id))
+                    .await
             }
 
             async fn campaign_by_code(
@@ -78,8 +86,10 @@ macro_rules! store_calls {
                 project: &str,
                 ref_code: &str,
             ) -> $crate::Result<Option<$crate::core::campaign::Campaign>> {
-                self.read_call(<$store>::campaign_by_code(self, project, ref_code))
-                    .await
+                self.read_call($crate::store::sql::campaign::campaign_by_code(
+                    self, project, ref_code,
+                ))
+                .await
             }
 
             async fn list_campaigns(
@@ -87,38 +97,43 @@ macro_rules! store_calls {
                 project: &str,
                 query: &$crate::store::CampaignQuery,
             ) -> $crate::Result<$crate::store::Page<$crate::core::campaign::Campaign>> {
-                self.read_call(<$store>::list_campaigns(self, project, query))
-                    .await
+                self.read_call($crate::store::sql::campaign::list_campaigns(
+                    self, project, query,
+                ))
+                .await
             }
 
             async fn all_campaigns(
                 &self,
                 project: &str,
             ) -> $crate::Result<Vec<$crate::core::campaign::Campaign>> {
-                self.read_call(<$store>::all_campaigns(self, project)).await
+                self.read_call($crate::store::sql::campaign::all_campaigns(self, project))
+                    .await
             }
 
             async fn catalog_version(&self, project: &str) -> $crate::Result<i64> {
-                self.read_call(<$store>::catalog_version(self, project))
+                self.read_call($crate::store::sql::campaign::catalog_version(self, project))
                     .await
             }
 
             async fn count_campaigns(&self, project: &str) -> $crate::Result<u64> {
-                self.read_call(<$store>::count_campaigns(self, project))
+                self.read_call($crate::store::sql::campaign::count_campaigns(self, project))
                     .await
             }
         }
     };
 
     (impl RedemptionStore for $store:ty) => {
-        impl RedemptionStore for $store {
+        impl $crate::store::RedemptionStore for $store {
             async fn redeem(
                 &self,
                 plan: &$crate::store::RedemptionPlan,
             ) -> $crate::Result<$crate::store::RedeemOutcome> {
                 let plan = plan.clone();
-                self.write_call(move |s| async move { <$store>::redeem(&s, &plan).await })
-                    .await
+                self.write_call(move |s| async move {
+                    $crate::store::sql::redemption::redeem(&s, &plan).await
+                })
+                .await
             }
 
             async fn cancel_redemption(
@@ -129,7 +144,7 @@ macro_rules! store_calls {
             ) -> $crate::Result<Option<$crate::core::campaign::Redemption>> {
                 let project = project.to_owned();
                 self.write_call(move |s| async move {
-                    <$store>::cancel_redemption(&s, &project, id, at).await
+                    $crate::store::sql::redemption::cancel_redemption(&s, &project, id, at).await
                 })
                 .await
             }
@@ -139,8 +154,12 @@ macro_rules! store_calls {
                 project: &str,
                 idempotency_key: &str,
             ) -> $crate::Result<Option<$crate::core::campaign::Redemption>> {
-                self.read_call(<$store>::redemption_by_key(self, project, idempotency_key))
-                    .await
+                self.read_call($crate::store::sql::redemption::redemption_by_key(
+                    self,
+                    project,
+                    idempotency_key,
+                ))
+                .await
             }
 
             async fn redemption(
@@ -148,8 +167,10 @@ macro_rules! store_calls {
                 project: &str,
                 id: uuid::Uuid,
             ) -> $crate::Result<Option<$crate::core::campaign::Redemption>> {
-                self.read_call(<$store>::redemption(self, project, id))
-                    .await
+                self.read_call($crate::store::sql::redemption::redemption(
+                    self, project, id,
+                ))
+                .await
             }
 
             async fn list_redemptions(
@@ -157,8 +178,10 @@ macro_rules! store_calls {
                 project: &str,
                 query: &$crate::store::RedemptionQuery,
             ) -> $crate::Result<$crate::store::Page<$crate::core::campaign::Redemption>> {
-                self.read_call(<$store>::list_redemptions(self, project, query))
-                    .await
+                self.read_call($crate::store::sql::redemption::list_redemptions(
+                    self, project, query,
+                ))
+                .await
             }
 
             async fn quota_usage(
@@ -166,8 +189,23 @@ macro_rules! store_calls {
                 project: &str,
                 keys: &[String],
             ) -> $crate::Result<std::collections::HashMap<String, rust_decimal::Decimal>> {
-                self.read_call(<$store>::quota_usage(self, project, keys))
-                    .await
+                self.read_call($crate::store::sql::redemption::quota_usage(
+                    self, project, keys,
+                ))
+                .await
+            }
+
+            async fn quota_usage_by_prefix(
+                &self,
+                project: &str,
+                prefix: &str,
+                after: Option<&str>,
+                limit: u32,
+            ) -> $crate::Result<Vec<(String, rust_decimal::Decimal)>> {
+                self.read_call($crate::store::sql::redemption::quota_usage_by_prefix(
+                    self, project, prefix, after, limit,
+                ))
+                .await
             }
 
             async fn campaign_quota_usage(
@@ -175,21 +213,27 @@ macro_rules! store_calls {
                 project: &str,
                 campaign_id: uuid::Uuid,
             ) -> $crate::Result<Vec<$crate::core::campaign::QuotaUsage>> {
-                self.read_call(<$store>::campaign_quota_usage(self, project, campaign_id))
-                    .await
+                self.read_call($crate::store::sql::redemption::campaign_quota_usage(
+                    self,
+                    project,
+                    campaign_id,
+                ))
+                .await
             }
         }
     };
 
     (impl ContentStore for $store:ty) => {
-        impl ContentStore for $store {
+        impl $crate::store::ContentStore for $store {
             async fn insert_content(
                 &self,
                 write: &$crate::core::consent::ContentWrite,
             ) -> $crate::Result<$crate::core::consent::ContentRecord> {
                 let write = write.clone();
-                self.write_call(move |s| async move { <$store>::insert_content(&s, &write).await })
-                    .await
+                self.write_call(move |s| async move {
+                    $crate::store::sql::consent::insert_content(&s, &write).await
+                })
+                .await
             }
 
             async fn replace_content(
@@ -199,7 +243,7 @@ macro_rules! store_calls {
             ) -> $crate::Result<$crate::core::consent::ContentRecord> {
                 let write = write.clone();
                 self.write_call(move |s| async move {
-                    <$store>::replace_content(&s, &write, expected_version).await
+                    $crate::store::sql::consent::replace_content(&s, &write, expected_version).await
                 })
                 .await
             }
@@ -210,8 +254,13 @@ macro_rules! store_calls {
                 content_type: $crate::core::consent::ContentType,
                 id: &str,
             ) -> $crate::Result<Option<$crate::core::consent::ContentRecord>> {
-                self.read_call(<$store>::content(self, project, content_type, id))
-                    .await
+                self.read_call($crate::store::sql::consent::content(
+                    self,
+                    project,
+                    content_type,
+                    id,
+                ))
+                .await
             }
 
             async fn content_versions(
@@ -220,8 +269,13 @@ macro_rules! store_calls {
                 content_type: $crate::core::consent::ContentType,
                 id: &str,
             ) -> $crate::Result<Vec<$crate::core::consent::ContentRecord>> {
-                self.read_call(<$store>::content_versions(self, project, content_type, id))
-                    .await
+                self.read_call($crate::store::sql::consent::content_versions(
+                    self,
+                    project,
+                    content_type,
+                    id,
+                ))
+                .await
             }
 
             async fn list_content(
@@ -230,21 +284,28 @@ macro_rules! store_calls {
                 content_type: $crate::core::consent::ContentType,
                 query: &$crate::core::consent::ContentQuery,
             ) -> $crate::Result<$crate::store::Page<$crate::core::consent::ContentRecord>> {
-                self.read_call(<$store>::list_content(self, project, content_type, query))
-                    .await
+                self.read_call($crate::store::sql::consent::list_content(
+                    self,
+                    project,
+                    content_type,
+                    query,
+                ))
+                .await
             }
         }
     };
 
     (impl ConsentLedger for $store:ty) => {
-        impl ConsentLedger for $store {
+        impl $crate::store::ConsentLedger for $store {
             async fn consents_of_app(
                 &self,
                 project: &str,
                 app: &str,
             ) -> $crate::Result<Vec<$crate::core::consent::ContentRecord>> {
-                self.read_call(<$store>::consents_of_app(self, project, app))
-                    .await
+                self.read_call($crate::store::sql::consent::consents_of_app(
+                    self, project, app,
+                ))
+                .await
             }
 
             async fn acceptance_versions(
@@ -252,8 +313,10 @@ macro_rules! store_calls {
                 project: &str,
                 subject: &str,
             ) -> $crate::Result<Vec<$crate::core::consent::ContentRecord>> {
-                self.read_call(<$store>::acceptance_versions(self, project, subject))
-                    .await
+                self.read_call($crate::store::sql::consent::acceptance_versions(
+                    self, project, subject,
+                ))
+                .await
             }
 
             async fn purpose_names(
@@ -261,8 +324,10 @@ macro_rules! store_calls {
                 project: &str,
                 codes: &[String],
             ) -> $crate::Result<Vec<$crate::core::consent::ContentRecord>> {
-                self.read_call(<$store>::purpose_names(self, project, codes))
-                    .await
+                self.read_call($crate::store::sql::consent::purpose_names(
+                    self, project, codes,
+                ))
+                .await
             }
 
             async fn append_purpose_event(
@@ -270,9 +335,9 @@ macro_rules! store_calls {
                 event: &$crate::core::consent::PurposeEvent,
             ) -> $crate::Result<$crate::core::consent::PurposeEvent> {
                 let event = event.clone();
-                self.write_call(
-                    move |s| async move { <$store>::append_purpose_event(&s, &event).await },
-                )
+                self.write_call(move |s| async move {
+                    $crate::store::sql::consent::append_purpose_event(&s, &event).await
+                })
                 .await
             }
 
@@ -282,29 +347,34 @@ macro_rules! store_calls {
                 subject: &str,
                 app: Option<&str>,
             ) -> $crate::Result<Vec<$crate::core::consent::PurposeEvent>> {
-                self.read_call(<$store>::purpose_events(self, project, subject, app))
-                    .await
+                self.read_call($crate::store::sql::consent::purpose_events(
+                    self, project, subject, app,
+                ))
+                .await
             }
         }
     };
 
     (impl LedgerStore for $store:ty) => {
-        impl LedgerStore for $store {
+        impl $crate::store::LedgerStore for $store {
             async fn ledger_entries(
                 &self,
                 project: &str,
                 after: i64,
                 limit: u32,
             ) -> $crate::Result<Vec<$crate::store::StoredEntry>> {
-                self.read_call(<$store>::ledger_entries(self, project, after, limit))
-                    .await
+                self.read_call($crate::store::sql::ledger::ledger_entries(
+                    self, project, after, limit,
+                ))
+                .await
             }
 
             async fn ledger_head(
                 &self,
                 project: &str,
             ) -> $crate::Result<Option<$crate::core::consent::ledger::LedgerHead>> {
-                self.read_call(<$store>::ledger_head(self, project)).await
+                self.read_call($crate::store::sql::ledger::ledger_head(self, project))
+                    .await
             }
 
             async fn erase_subject(
@@ -316,7 +386,8 @@ macro_rules! store_calls {
                 let (project, subject, pseudonym) =
                     (project.to_owned(), subject.to_owned(), pseudonym.to_owned());
                 self.write_call(move |s| async move {
-                    <$store>::erase_subject(&s, &project, &subject, &pseudonym).await
+                    $crate::store::sql::ledger::erase_subject(&s, &project, &subject, &pseudonym)
+                        .await
                 })
                 .await
             }
@@ -324,6 +395,73 @@ macro_rules! store_calls {
     };
 }
 
+// The public methods every SQL store has beside the roles.
+macro_rules! common_methods {
+    ($store:ty) => {
+        impl $store {
+            /// The versions of the migrations not applied yet (none
+            /// applied, none written; the rows `_sqlx_migrations` holds for
+            /// Accord count as applied).
+            pub async fn pending_migrations(&self) -> $crate::Result<Vec<i64>> {
+                use $crate::store::sql::dialect::Dialect as _;
+                self.read_call(async {
+                    let mut conn = self
+                        .pool()
+                        .acquire()
+                        .await
+                        .map_err($crate::store::sql::db_error)?;
+                    $crate::store::sql::migrate::pending_versions::<$store>(
+                        &mut conn,
+                        Self::MIGRATOR,
+                    )
+                    .await
+                })
+                .await
+            }
+
+            /// The pool's connections now: (open, idle).
+            pub fn pool_state(&self) -> (u32, u32) {
+                use $crate::store::sql::dialect::Dialect as _;
+                let pool = self.pool();
+                (
+                    pool.size(),
+                    u32::try_from(pool.num_idle()).unwrap_or(u32::MAX),
+                )
+            }
+
+            /// The value kept under `name` in the service's settings;
+            /// `value` stored first if there is none (the first of several
+            /// processes wins, the others read its value).
+            pub async fn setting_or_insert(
+                &self,
+                name: &str,
+                value: &str,
+            ) -> $crate::Result<String> {
+                let (name, value) = (name.to_owned(), value.to_owned());
+                self.write_call(move |s| async move {
+                    $crate::store::sql::settings::setting_or_insert(&s, &name, &value).await
+                })
+                .await
+            }
+
+            /// The value kept under `name`, if any.
+            pub async fn setting(&self, name: &str) -> $crate::Result<Option<String>> {
+                self.read_call($crate::store::sql::settings::setting(self, name))
+                    .await
+            }
+
+            /// Closes every connection, waiting for them to finish
+            /// (optional: a dropped store closes its connections too,
+            /// without waiting).
+            pub async fn close(&self) {
+                use $crate::store::sql::dialect::Dialect as _;
+                self.pool().close().await;
+            }
+        }
+    };
+}
+
+pub(crate) use common_methods;
 pub(crate) use store_calls;
 
 use std::future::Future;

@@ -16,8 +16,12 @@
 //! host's sqlx migrator would otherwise find versions it does not know).
 //! The host's own rows are left alone.
 
-use sqlx::migrate::Migration;
+use sqlx::migrate::{Migration, Migrator};
+use sqlx::Connection as _;
 
+use super::db_error;
+use super::dialect::{Conn, Dialect};
+use super::query::{Sql, SqlRow};
 use crate::{Error, Result};
 
 /// The up migrations of `migrator`, in version order.
@@ -59,6 +63,114 @@ pub(crate) fn pending<'m>(
         .copied()
         .filter(|m| !applied.iter().any(|(v, _)| *v == m.version))
         .collect())
+}
+
+/// Whether the database has a table `name` (in the search path).
+async fn has_table<D: Dialect>(conn: &mut Conn<D>, name: &str) -> Result<bool> {
+    let sql = Sql::new(D::HAS_TABLE).bind(name);
+    Ok(D::fetch_optional(conn, &sql)
+        .await
+        .map_err(db_error)?
+        .is_some())
+}
+
+/// Writes the history row of `m` unless there is one.
+async fn record<D: Dialect>(conn: &mut Conn<D>, m: &Migration) -> Result<()> {
+    let sql = Sql::new(
+        "INSERT INTO accord_migrations (version, description, checksum) VALUES ($1, $2, $3) \
+         ON CONFLICT (version) DO NOTHING",
+    )
+    .bind(m.version)
+    .bind(&*m.description)
+    .bind(&*m.checksum);
+    D::execute(conn, &sql).await.map_err(db_error)?;
+    Ok(())
+}
+
+/// The (version, checksum) rows of history table `table`.
+async fn history<D: Dialect>(conn: &mut Conn<D>, table: &str) -> Result<Vec<(i64, Vec<u8>)>> {
+    let sql = Sql::new(format!(
+        "SELECT version, checksum FROM {table} ORDER BY version"
+    ));
+    D::fetch_all(conn, &sql)
+        .await
+        .map_err(db_error)?
+        .iter()
+        .map(|row| Ok((row.col("version")?, row.col("checksum")?)))
+        .collect()
+}
+
+/// Applies the pending migrations of `migrator` on `conn`, which the
+/// caller holds under the dialect's migration lock: the history table,
+/// rows adopted from `_sqlx_migrations`, then each pending migration in a
+/// transaction with its history row (a savepoint, when the caller's lock
+/// is a transaction itself).
+pub(crate) async fn apply<D: Dialect>(conn: &mut Conn<D>, migrator: &Migrator) -> Result<()> {
+    D::execute_script(conn, D::MIGRATION_HISTORY)
+        .await
+        .map_err(db_error)?;
+    let ups = ups(migrator);
+    if has_table::<D>(conn, "_sqlx_migrations").await? {
+        // Accord's rows (same version and checksum) move, in one
+        // transaction.
+        let mut tx = conn.begin().await.map_err(db_error)?;
+        let mut moved = 0;
+        for m in &ups {
+            let sql = Sql::new(
+                "DELETE FROM _sqlx_migrations WHERE version = $1 AND checksum = $2 AND success",
+            )
+            .bind(m.version)
+            .bind(&*m.checksum);
+            if D::execute(&mut tx, &sql).await.map_err(db_error)? > 0 {
+                record::<D>(&mut tx, m).await?;
+                moved += 1;
+            }
+        }
+        tx.commit().await.map_err(db_error)?;
+        if moved > 0 {
+            tracing::info!(
+                moved,
+                "moved Accord's migration history from _sqlx_migrations to accord_migrations"
+            );
+        }
+    }
+    let applied = history::<D>(conn, "accord_migrations").await?;
+    for m in pending(&ups, &applied)? {
+        let mut tx = conn.begin().await.map_err(db_error)?;
+        D::execute_script(&mut tx, &m.sql).await.map_err(db_error)?;
+        record::<D>(&mut tx, m).await?;
+        tx.commit().await.map_err(db_error)?;
+        tracing::info!(version = m.version, description = %m.description, "applied a migration");
+    }
+    Ok(())
+}
+
+/// The versions of the migrations of `migrator` not applied yet, without
+/// applying any (the rows `_sqlx_migrations` holds for Accord count as
+/// applied).
+pub(crate) async fn pending_versions<D: Dialect>(
+    conn: &mut Conn<D>,
+    migrator: &Migrator,
+) -> Result<Vec<i64>> {
+    let ups = ups(migrator);
+    let mut applied: Vec<(i64, Vec<u8>)> = Vec::new();
+    for table in ["accord_migrations", "_sqlx_migrations"] {
+        if !has_table::<D>(conn, table).await? {
+            continue;
+        }
+        applied.extend(
+            history::<D>(conn, table)
+                .await?
+                .into_iter()
+                .filter(|(v, c)| {
+                    table == "accord_migrations"
+                        || ups
+                            .iter()
+                            .any(|m| m.version == *v && m.checksum.as_ref() == c.as_slice())
+                }),
+        );
+    }
+    Ok(pending(&ups, &applied)?.iter().map(|m| m.version).collect())
 }
 
 #[cfg(test)]

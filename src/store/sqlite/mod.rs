@@ -30,13 +30,19 @@
 //!
 //! The consent half keeps every content version and purpose event
 //! (append-only), numbered by one `seq` counter bumped in the same
-//! transaction; content lists filter, sort and page in SQL (see
-//! `consent.rs`).
+//! transaction; content lists filter, sort and page in SQL.
+//!
+//! The statements are the shared SQL implementation's
+//! (`crate::store::sql`); what is SQLite's own — column types, the
+//! quota guard, JSON access, error codes — is in `dialect.rs`.
 
-mod campaign;
-mod consent;
-mod ledger;
-mod redemption;
+mod dialect;
+
+pub(crate) use dialect::fault;
+
+// Every store role, and the methods every SQL store has, from the shared
+// implementation (`crate::store::sql`).
+crate::store::sql::calls::store_calls!(SqliteStore);
 
 use std::future::Future;
 use std::str::FromStr;
@@ -46,10 +52,11 @@ use std::time::Duration;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
-use sqlx::{Connection, Sqlite, SqliteConnection, Transaction};
-use tokio::sync::{Mutex, MutexGuard};
+use sqlx::{Connection, SqliteConnection};
+use tokio::sync::Mutex;
 
 use super::sql::calls::detached;
+use super::sql::dialect::{Abort, Dialect as _};
 use super::sql::{db_error, migrate};
 use crate::{Error, Result};
 
@@ -89,20 +96,6 @@ const _: () = {
     const fn provides_every_role<S: crate::store::Store>() {}
     provides_every_role::<SqliteStore>();
 };
-
-/// A write transaction: `BEGIN IMMEDIATE`, holding this process's write gate
-/// until it is committed or dropped (dropping rolls back).
-pub(crate) struct WriteTx<'a> {
-    pub(crate) tx: Transaction<'static, Sqlite>,
-    _gate: MutexGuard<'a, ()>,
-}
-
-impl WriteTx<'_> {
-    /// Commits.
-    pub(crate) async fn commit(self) -> Result<()> {
-        self.tx.commit().await.map_err(db_error)
-    }
-}
 
 impl SqliteStore {
     /// Opens (creating it if missing) and migrates the database at
@@ -185,151 +178,10 @@ impl SqliteStore {
     /// processes opening a new file at the same moment migrate one after
     /// the other, and the later ones find every migration applied.
     pub async fn migrate(&self) -> Result<()> {
-        use sqlx::Executor as _;
         let mut conn = self.pool.acquire().await.map_err(db_error)?;
         let mut tx = conn.begin_with("BEGIN IMMEDIATE").await.map_err(db_error)?;
-        sqlx::query(
-            "CREATE TABLE IF NOT EXISTS accord_migrations (
-                version INTEGER PRIMARY KEY,
-                description TEXT NOT NULL,
-                checksum BLOB NOT NULL,
-                installed_on TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)",
-        )
-        .execute(&mut *tx)
-        .await
-        .map_err(db_error)?;
-        let ups = migrate::ups(&MIGRATOR);
-        if has_table(&mut tx, "_sqlx_migrations").await? {
-            for m in &ups {
-                let taken = sqlx::query(
-                    "DELETE FROM _sqlx_migrations WHERE version = ? AND checksum = ? AND success",
-                )
-                .bind(m.version)
-                .bind(&*m.checksum)
-                .execute(&mut *tx)
-                .await
-                .map_err(db_error)?;
-                if taken.rows_affected() > 0 {
-                    record(&mut tx, m, "INSERT OR IGNORE").await?;
-                }
-            }
-        }
-        let applied: Vec<(i64, Vec<u8>)> =
-            sqlx::query_as("SELECT version, checksum FROM accord_migrations ORDER BY version")
-                .fetch_all(&mut *tx)
-                .await
-                .map_err(db_error)?;
-        for m in migrate::pending(&ups, &applied)? {
-            tx.execute(&*m.sql).await.map_err(db_error)?;
-            record(&mut tx, m, "INSERT").await?;
-        }
-        tx.commit().await.map_err(db_error)?;
-        Ok(())
-    }
-
-    /// The versions of the migrations not applied yet (none applied, none
-    /// written; the rows `_sqlx_migrations` holds for Accord count as
-    /// applied).
-    pub async fn pending_migrations(&self) -> Result<Vec<i64>> {
-        let ups = migrate::ups(&MIGRATOR);
-        let mut tx = self.read().await?;
-        let mut applied: Vec<(i64, Vec<u8>)> = Vec::new();
-        for table in ["accord_migrations", "_sqlx_migrations"] {
-            if !has_table(&mut tx, table).await? {
-                continue;
-            }
-            let rows: Vec<(i64, Vec<u8>)> =
-                sqlx::query_as(&format!("SELECT version, checksum FROM {table}"))
-                    .fetch_all(&mut *tx)
-                    .await
-                    .map_err(db_error)?;
-            applied.extend(rows.into_iter().filter(|(v, c)| {
-                table == "accord_migrations"
-                    || ups
-                        .iter()
-                        .any(|m| m.version == *v && m.checksum.as_ref() == c.as_slice())
-            }));
-        }
-        Ok(migrate::pending(&ups, &applied)?
-            .iter()
-            .map(|m| m.version)
-            .collect())
-    }
-
-    /// The pool's connections now: (open, idle).
-    pub fn pool_state(&self) -> (u32, u32) {
-        (
-            self.pool.size(),
-            u32::try_from(self.pool.num_idle()).unwrap_or(u32::MAX),
-        )
-    }
-
-    /// The value kept under `name` in the service's settings; `value`
-    /// stored first if there is none (the first of several processes
-    /// wins, the others read its value).
-    pub async fn setting_or_insert(&self, name: &str, value: &str) -> Result<String> {
-        let (name, value) = (name.to_owned(), value.to_owned());
-        self.write_call(move |s| async move {
-            let mut w = s.write().await?;
-            sqlx::query("INSERT OR IGNORE INTO accord_settings (name, value) VALUES (?, ?)")
-                .bind(&name)
-                .bind(&value)
-                .execute(&mut *w.tx)
-                .await
-                .map_err(db_error)?;
-            let kept: String =
-                sqlx::query_scalar("SELECT value FROM accord_settings WHERE name = ?")
-                    .bind(&name)
-                    .fetch_one(&mut *w.tx)
-                    .await
-                    .map_err(db_error)?;
-            w.commit().await?;
-            Ok(kept)
-        })
-        .await
-    }
-
-    /// The value kept under `name`, if any.
-    pub async fn setting(&self, name: &str) -> Result<Option<String>> {
-        sqlx::query_scalar("SELECT value FROM accord_settings WHERE name = ?")
-            .bind(name)
-            .fetch_optional(self.pool())
-            .await
-            .map_err(db_error)
-    }
-
-    /// Closes every connection, waiting for them to finish (optional: a
-    /// dropped store closes its connections too, without waiting).
-    pub async fn close(&self) {
-        self.pool.close().await;
-    }
-
-    /// Starts a write transaction (see the module docs).
-    pub(crate) async fn write(&self) -> Result<WriteTx<'_>> {
-        let gate = tokio::time::timeout(BUSY_TIMEOUT, self.write_gate.lock())
-            .await
-            .map_err(|_| {
-                Error::unavailable(format!(
-                    "waited {} s behind this process's other writers",
-                    BUSY_TIMEOUT.as_secs()
-                ))
-            })?;
-        let tx = self
-            .pool
-            .begin_with("BEGIN IMMEDIATE")
-            .await
-            .map_err(db_error)?;
-        Ok(WriteTx { tx, _gate: gate })
-    }
-
-    /// Starts a read transaction: a consistent snapshot for the two
-    /// statements of a list (its page and its total).
-    pub(crate) async fn read(&self) -> Result<Transaction<'static, Sqlite>> {
-        self.pool.begin().await.map_err(db_error)
-    }
-
-    pub(crate) fn pool(&self) -> &SqlitePool {
-        &self.pool
+        migrate::apply::<SqliteStore>(&mut tx, &MIGRATOR).await?;
+        tx.commit().await.map_err(db_error)
     }
 
     /// Runs a read (in place: a dropped read loses nothing). See
@@ -357,8 +209,8 @@ impl SqliteStore {
     /// the background until the lock or the busy timeout.
     pub(crate) async fn check_writable(&self) -> Result<()> {
         let probe = self.write_call(|s| async move {
-            let w = s.write().await?;
-            w.tx.rollback().await.map_err(db_error)
+            let w = s.begin_write().await.map_err(Abort::into_error)?;
+            w.rollback().await.map_err(Abort::into_error)
         });
         match tokio::time::timeout(READY_TIMEOUT, probe).await {
             Ok(result) => result,
@@ -368,35 +220,6 @@ impl SqliteStore {
             ))),
         }
     }
-}
-
-/// Whether the database has a table `name`.
-async fn has_table(conn: &mut SqliteConnection, name: &str) -> Result<bool> {
-    let found: Option<i64> =
-        sqlx::query_scalar("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?")
-            .bind(name)
-            .fetch_optional(&mut *conn)
-            .await
-            .map_err(db_error)?;
-    Ok(found.is_some())
-}
-
-/// Writes the history row of `m` (`verb`: `INSERT` or `INSERT OR IGNORE`).
-async fn record(
-    conn: &mut SqliteConnection,
-    m: &sqlx::migrate::Migration,
-    verb: &str,
-) -> Result<()> {
-    sqlx::query(&format!(
-        "{verb} INTO accord_migrations (version, description, checksum) VALUES (?, ?, ?)"
-    ))
-    .bind(m.version)
-    .bind(&*m.description)
-    .bind(&*m.checksum)
-    .execute(&mut *conn)
-    .await
-    .map_err(db_error)?;
-    Ok(())
 }
 
 /// The pool settings of every SQLite store: a connection that comes back

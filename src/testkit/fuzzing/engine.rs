@@ -199,8 +199,13 @@ fn check_redeem(service: &Service, request: &RedeemRequest) {
         );
         assert!(q.amount <= q.limit, "charge over its limit {q:?}");
     }
-    let usage = block_on(service.quota_usage(PROJECT, first.redemption.campaign_id))
-        .expect("quota usage of a saved campaign");
+    let usage = block_on(service.quota_usage(
+        PROJECT,
+        first.redemption.campaign_id,
+        &crate::service::campaign::QuotaUsageQuery::default(),
+    ))
+    .expect("quota usage of a saved campaign")
+    .items;
     for u in &usage {
         if let Some(limit) = u.limit {
             assert!(u.used <= limit, "quota over its limit: {u:?}");
@@ -210,8 +215,13 @@ fn check_redeem(service: &Service, request: &RedeemRequest) {
         let replay = block_on(service.redeem(PROJECT, request)).expect("a replay succeeds");
         assert!(replay.replayed, "the key was not replayed");
         assert_eq!(replay.redemption.id, first.redemption.id);
-        let after = block_on(service.quota_usage(PROJECT, first.redemption.campaign_id))
-            .expect("quota usage of a saved campaign");
+        let after = block_on(service.quota_usage(
+            PROJECT,
+            first.redemption.campaign_id,
+            &crate::service::campaign::QuotaUsageQuery::default(),
+        ))
+        .expect("quota usage of a saved campaign")
+        .items;
         assert_eq!(after, usage, "a replay charged quotas");
     }
 }

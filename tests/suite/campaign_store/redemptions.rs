@@ -391,3 +391,97 @@ pub async fn campaign_quota_usage_lists_keys<S: Store>(store: Arc<S>) {
     );
     assert!(usage(&*store, &project(), &["shared"]).await.is_empty());
 }
+
+/// `quota_usage_by_prefix`: the keys under a prefix, in bytewise order,
+/// after a key, at most a limit; keys just outside the prefix, of other
+/// projects, and keys sorting between the prefix's characters are left
+/// out.
+pub async fn quota_usage_by_prefix_pages_a_key_range<S: Store>(store: Arc<S>) {
+    let p = project();
+    let other = project();
+    let c = campaign(&p, "P");
+    let keys = [
+        "P-",
+        "P-u1",
+        "P-u10",
+        "P-u2",
+        "P-é",
+        "P-\u{10FFFF}",
+        "P.",
+        "P",
+        "P,x",
+        "Q-u1",
+        "%P-u1",
+    ];
+    for (i, key) in keys.iter().enumerate() {
+        recorded(
+            &*store,
+            &plan(&c, &[(key, "1", "9")], t(i64::try_from(i).unwrap(), 0)),
+        )
+        .await;
+    }
+    let cancelled = plan(&c, &[("P-u3", "2", "9")], t(20, 0));
+    recorded(&*store, &cancelled).await;
+    store
+        .cancel_redemption(&p, cancelled.redemption.id, t(21, 0))
+        .await
+        .unwrap();
+    let oc = campaign(&other, "P");
+    recorded(&*store, &plan(&oc, &[("P-u0", "1", "9")], t(0, 0))).await;
+
+    let read = |prefix: &'static str, after: Option<&'static str>, limit: u32| {
+        let store = store.clone();
+        let p = p.clone();
+        async move {
+            store
+                .quota_usage_by_prefix(&p, prefix, after, limit)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|(k, used)| (k, used.to_string()))
+                .collect::<Vec<_>>()
+        }
+    };
+    let owned = |rows: &[(&str, &str)]| -> Vec<(String, String)> {
+        rows.iter()
+            .map(|(k, u)| ((*k).to_owned(), (*u).to_owned()))
+            .collect()
+    };
+    let all_p = owned(&[
+        ("P-", "1"),
+        ("P-u1", "1"),
+        ("P-u10", "1"),
+        ("P-u2", "1"),
+        ("P-u3", "0"),
+        ("P-é", "1"),
+        ("P-\u{10FFFF}", "1"),
+    ]);
+    assert_eq!(read("P-", None, 100).await, all_p);
+    // Paged: after the last key of each page, bounded by the limit.
+    assert_eq!(read("P-", None, 3).await, all_p[..3]);
+    assert_eq!(read("P-", Some("P-u10"), 3).await, all_p[3..6]);
+    assert_eq!(read("P-", Some("P-é"), 3).await, all_p[6..]);
+    assert!(read("P-", Some("P-\u{10FFFF}"), 3).await.is_empty());
+    // An `after` before the prefix starts at the prefix.
+    assert_eq!(read("P-", Some("A"), 2).await, all_p[..2]);
+    // Narrower prefixes, a prefix that is a key, the empty prefix.
+    assert_eq!(
+        read("P-u1", None, 100).await,
+        owned(&[("P-u1", "1"), ("P-u10", "1")])
+    );
+    assert_eq!(read("P.", None, 100).await, owned(&[("P.", "1")]));
+    assert_eq!(
+        read("", None, 3).await,
+        owned(&[("%P-u1", "1"), ("P", "1"), ("P,x", "1")])
+    );
+    assert_eq!(read("", Some("P."), 5).await, owned(&[("Q-u1", "1")]));
+    assert!(read("Z", None, 100).await.is_empty());
+    // Another project's keys stay there.
+    assert_eq!(
+        store
+            .quota_usage_by_prefix(&other, "P-", None, 100)
+            .await
+            .unwrap(),
+        vec![("P-u0".to_owned(), d("1"))]
+    );
+}

@@ -55,12 +55,7 @@ pub(crate) use body::BodyTimeout;
 use body::{DoneBody, TimedBody};
 use io::{Expiry, Io, Phase};
 
-/// Largest request head (request line and header fields), in bytes:
-/// hyper's read buffer. A larger head is a 431 problem.
-pub const MAX_HEAD_BYTES: usize = 64 * 1024;
-
-/// Most header fields in a request head; more is a 431 problem.
-pub const MAX_HEADERS: usize = 100;
+use super::{MAX_HEADERS, MAX_HEAD_BYTES};
 
 /// Longest request target (path and query), in bytes; longer is a 414
 /// problem (checked by the router, see [`super::router`]).

@@ -11,8 +11,8 @@ use std::collections::HashSet;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::model::{Campaign, CampaignInput, CampaignStatus, Stacking};
-use crate::core::engine::CompiledCampaign;
+use super::CompiledCampaign;
+use crate::core::campaign::{Campaign, CampaignInput, CampaignStatus, Stacking};
 use crate::core::error::Problems;
 use crate::core::limits::{
     MAX_CAMPAIGN_LABEL_LEN, MAX_QUOTA_KEY_LEN, MAX_REF_CODE_LEN, MAX_TEXT_LEN,
