@@ -141,3 +141,54 @@ fn a_public_key_does_not_sign() {
         "{err}"
     );
 }
+
+/// The admin console's requests carry a request id and are counted in
+/// `/metrics` beside the API's, by route template.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_console_has_request_ids_and_metrics() {
+    let argv = [
+        "accord",
+        "serve",
+        "--addr",
+        "127.0.0.1:0",
+        "--database-url",
+        "memory:",
+        "--jwt-secret",
+        "a-fixed-secret-of-at-least-32-bytes!",
+    ];
+    let Some(Sub::Serve(args)) = Cli::try_parse_with_config(argv).unwrap().command else {
+        panic!("serve")
+    };
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let started = accord::cli::serve::start(args, async {
+        let _ = stopped.await;
+    })
+    .await
+    .unwrap();
+    let base = format!("http://{}", started.addr);
+    let client = reqwest::Client::new();
+    let res = client
+        .get(format!("{base}/admin/p/secret-project/campaigns?q=alice"))
+        .header("x-request-id", "trace-42")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.headers()["x-request-id"], "trace-42");
+    let res = client.get(format!("{base}/admin/")).send().await.unwrap();
+    assert!(res.headers().contains_key("x-request-id"));
+    let metrics = client
+        .get(format!("{base}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("route=\"/admin/p/{project}/campaigns\""),
+        "{metrics}"
+    );
+    assert!(!metrics.contains("secret-project") && !metrics.contains("alice"));
+    stop.send(()).unwrap();
+    started.done.await.unwrap().unwrap();
+}

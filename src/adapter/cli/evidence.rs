@@ -10,7 +10,7 @@
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 
-use super::serve::{random_secret, Opened};
+use super::open::{random_secret, Opened};
 use super::BoxError;
 use crate::adapter::http::receipt::ReceiptSigner;
 use crate::adapter::http::{Api, HttpStore};

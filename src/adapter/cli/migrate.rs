@@ -4,7 +4,7 @@
 
 use std::process::ExitCode;
 
-use super::serve::{Opened, PoolFlags};
+use super::open::{Opened, PoolFlags};
 use super::BoxError;
 
 /// The flags of `accord migrate`.

@@ -15,6 +15,7 @@ mod config;
 mod demo;
 mod evidence;
 mod migrate;
+mod open;
 pub mod serve;
 mod token;
 mod transfer;

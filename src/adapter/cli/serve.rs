@@ -18,15 +18,14 @@ use std::time::Duration;
 
 use super::demo::{self, DEMO};
 use super::evidence::{with_evidence_keys, EvidenceFlags};
+pub use super::open::PoolFlags;
+use super::open::{random_secret, Opened};
 use super::{init_logging, parse_duration, BoxError};
 use crate::adapter::admin::{self, Admin};
 use crate::adapter::http::{
     cors_layer, router, serve, Api, Auth, Claims, HttpStore, Rate, RateLimits, ServeConfig,
 };
 use crate::core::clock::SystemClock;
-use crate::store::memory::MemoryStore;
-use crate::store::postgres::{PostgresOptions, PostgresStore};
-use crate::store::sqlite::SqliteStore;
 
 /// The name under which `--demo` keeps its development secret.
 pub(super) const DEV_SECRET: &str = "dev_jwt_secret";
@@ -233,94 +232,6 @@ impl ServeFlags {
     }
 }
 
-/// The PostgreSQL pool (`accord::store::postgres::PostgresOptions`).
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct PoolFlags {
-    /// PostgreSQL: connections of the pool (default 10).
-    #[arg(long, env = "ACCORD_PG_MAX_CONNECTIONS")]
-    pub pg_max_connections: Option<u32>,
-    /// PostgreSQL: how long a call waits for a connection before a 503
-    /// (default 3s).
-    #[arg(long, env = "ACCORD_PG_ACQUIRE_TIMEOUT", value_parser = parse_duration)]
-    pub pg_acquire_timeout: Option<Duration>,
-    /// PostgreSQL: the server's statement_timeout (default 3500ms, written
-    /// in whole seconds here).
-    #[arg(long, env = "ACCORD_PG_STATEMENT_TIMEOUT", value_parser = parse_duration)]
-    pub pg_statement_timeout: Option<Duration>,
-}
-
-impl PoolFlags {
-    /// The pool options: the flags given, defaults for the others.
-    pub fn options(&self, migrate: bool) -> PostgresOptions {
-        let mut options = PostgresOptions::default();
-        if let Some(n) = self.pg_max_connections {
-            options.max_connections = n;
-        }
-        if let Some(t) = self.pg_acquire_timeout {
-            options.acquire_timeout = t;
-        }
-        if let Some(t) = self.pg_statement_timeout {
-            options.statement_timeout = t;
-        }
-        options.migrate = migrate;
-        options
-    }
-}
-
-/// A store opened from a database URL.
-pub(super) enum Opened {
-    Memory(Arc<MemoryStore>),
-    Sqlite(Arc<SqliteStore>),
-    Postgres(Arc<PostgresStore>),
-}
-
-impl Opened {
-    /// Opens the store of `url`, migrating it if `migrate`.
-    pub(super) async fn open(url: &str, pool: &PoolFlags, migrate: bool) -> Result<Self, BoxError> {
-        if url.starts_with("memory:") {
-            Ok(Opened::Memory(Arc::new(MemoryStore::new())))
-        } else if url.starts_with("sqlite:") {
-            let store = if migrate {
-                SqliteStore::open(url).await?
-            } else {
-                SqliteStore::open_unmigrated(url).await?
-            };
-            Ok(Opened::Sqlite(Arc::new(store)))
-        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
-            let store = PostgresStore::connect_with(url, &pool.options(migrate)).await?;
-            Ok(Opened::Postgres(Arc::new(store)))
-        } else {
-            Err(format!(
-                "unsupported database URL {url:?}: use sqlite://FILE, postgres://… or memory:"
-            )
-            .into())
-        }
-    }
-
-    /// The value kept under `name`, `value` stored first if none; `None`
-    /// for the memory store (nothing is kept).
-    pub(super) async fn setting_or_insert(
-        &self,
-        name: &str,
-        value: &str,
-    ) -> crate::Result<Option<String>> {
-        match self {
-            Opened::Memory(_) => Ok(None),
-            Opened::Sqlite(s) => s.setting_or_insert(name, value).await.map(Some),
-            Opened::Postgres(s) => s.setting_or_insert(name, value).await.map(Some),
-        }
-    }
-
-    /// The value kept under `name`, if any.
-    pub(super) async fn setting(&self, name: &str) -> crate::Result<Option<String>> {
-        match self {
-            Opened::Memory(_) => Ok(None),
-            Opened::Sqlite(s) => s.setting(name).await,
-            Opened::Postgres(s) => s.setting(name).await,
-        }
-    }
-}
-
 /// `accord serve` as a program: logging, the open-files limit, the server
 /// until Ctrl-C or SIGTERM.
 pub(super) fn main(
@@ -488,17 +399,6 @@ pub async fn start(
     })
 }
 
-/// 32 random bytes in hex.
-pub(super) fn random_secret() -> Result<String, BoxError> {
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|e| format!("no randomness: {e}"))?;
-    Ok(bytes.iter().fold(String::new(), |mut hex, b| {
-        use std::fmt::Write;
-        let _ = write!(hex, "{b:02x}");
-        hex
-    }))
-}
-
 /// The token verifier from the flags; with none, a generated secret (kept
 /// in the database with `--demo`) and a development token.
 async fn auth(args: &ServeArgs, opened: &Opened) -> Result<(Auth, Option<Generated>), BoxError> {
@@ -582,7 +482,8 @@ async fn launch<S: HttpStore>(
     if args.demo {
         demo::load_demo(&api).await?;
     }
-    let console = Admin::new(Arc::clone(api.campaigns()), Arc::clone(api.consent()), auth);
+    let console = Admin::new(Arc::clone(api.campaigns()), Arc::clone(api.consent()), auth)
+        .with_metrics(Arc::clone(api.metrics()));
     let admin_link = link_token.map(|t| t.and_then(|t| console.one_time_link(&t)));
     let listener = tokio::net::TcpListener::bind(args.addr).await?;
     let addr = listener.local_addr()?;

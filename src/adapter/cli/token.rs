@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 
-use super::serve::{Opened, PoolFlags, DEV_SECRET};
+use super::open::{Opened, PoolFlags};
+use super::serve::DEV_SECRET;
 use super::{parse_duration, BoxError};
 use crate::adapter::http::{scope, Claims};
 

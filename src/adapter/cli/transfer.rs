@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
-use super::serve::{Opened, PoolFlags};
+use super::open::{Opened, PoolFlags};
 use super::BoxError;
 use crate::adapter::http::HttpStore;
 use crate::core::campaign::CampaignInput;
@@ -154,8 +154,8 @@ pub(super) async fn export(args: &ExportArgs) -> Result<ExitCode, BoxError> {
 
 /// Every record of `project` to export, content first.
 async fn export_lines<S: HttpStore>(store: Arc<S>, project: &str) -> Result<Vec<Line>, BoxError> {
-    crate::limits::check_project_id(project)?;
-    let clock: Arc<dyn crate::Clock> = Arc::new(SystemClock);
+    crate::core::limits::check_project_id(project)?;
+    let clock: Arc<dyn crate::core::clock::Clock> = Arc::new(SystemClock);
     let consent = ConsentService::new(Arc::clone(&store), Arc::clone(&clock));
     let campaigns = CampaignService::new(store, clock);
     let mut lines = Vec::new();
@@ -269,7 +269,7 @@ async fn import_lines<S: HttpStore>(
     project: &str,
     lines: &[(usize, Line)],
 ) -> Result<[u64; 3], BoxError> {
-    let clock: Arc<dyn crate::Clock> = Arc::new(SystemClock);
+    let clock: Arc<dyn crate::core::clock::Clock> = Arc::new(SystemClock);
     let consent = ConsentService::new(Arc::clone(&store), Arc::clone(&clock));
     let campaigns = CampaignService::new(store, clock);
     let progress = Progress::new("imported", lines.len() as u64);

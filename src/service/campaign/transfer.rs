@@ -33,7 +33,7 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
         mut input: CampaignInput,
         actor: &str,
     ) -> Result<Imported> {
-        crate::limits::check_project_id(project)?;
+        crate::core::limits::check_project_id(project)?;
         input.version = None;
         if let Some(existing) = self.store.campaign(project, id).await? {
             let mut stored = existing.to_input();

@@ -58,7 +58,7 @@ impl<S: ConsentStore> ConsentService<S> {
         actor: &str,
     ) -> Result<crate::service::campaign::Imported> {
         use crate::service::campaign::Imported;
-        crate::limits::check_project_id(project)?;
+        crate::core::limits::check_project_id(project)?;
         let t = ContentType::from_path(content_type)?;
         if t == ContentType::ConsentAcceptance {
             return Err(Error::bad_request(
@@ -66,12 +66,12 @@ impl<S: ConsentStore> ConsentService<S> {
                 "acceptances are not imported: they stay where they were recorded",
             ));
         }
-        if id.trim().is_empty() || id.len() > crate::limits::MAX_CONTENT_ID_LEN {
+        if id.trim().is_empty() || id.len() > crate::core::limits::MAX_CONTENT_ID_LEN {
             return Err(Error::bad_request(
                 "invalid_content_id",
                 format!(
                     "a content id is 1 to {} bytes",
-                    crate::limits::MAX_CONTENT_ID_LEN
+                    crate::core::limits::MAX_CONTENT_ID_LEN
                 ),
             ));
         }
