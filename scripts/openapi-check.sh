@@ -11,9 +11,9 @@
 #
 #   scripts/openapi-check.sh
 #
-# Builds and starts the server on a free port of 127.0.0.1 over a fresh
-# SQLite file, with a random HS256 secret and a token minted here; stops it
-# at the end. The tools (pinned below) are installed on first use, under
+# Starts the `accord` server on a free port of 127.0.0.1 over a fresh
+# SQLite file, with a random HS256 secret and a token minted by `accord
+# token` (scripts/start-accord.sh); stops it at the end. The tools (pinned below) are installed on first use, under
 # target/: the Python ones in a venv from PyPI, Spectral from the npm
 # registry (needs Node.js 18 or later). Exits non-zero on any finding.
 set -euo pipefail
@@ -41,56 +41,8 @@ if ! "$SPECTRAL" --version 2>/dev/null | grep -qx "$SPECTRAL_VERSION"; then
         "@stoplight/spectral-cli@$SPECTRAL_VERSION"
 fi
 
-echo "== building the server"
-cargo build --quiet --all-features --example server
-SERVER="target/debug/examples/server"
-
-WORK="$(mktemp -d)"
-SERVER_PID=""
-cleanup() {
-    if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
-        kill "$SERVER_PID"
-        wait "$SERVER_PID" 2>/dev/null || true
-    fi
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-PORT="$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-SECRET="$("$PY" -c 'import secrets; print(secrets.token_hex(32))')"
-# HS256 token: sub, exp (one hour), every scope, project demo.
-TOKEN="$(SECRET="$SECRET" "$PY" - <<'PY'
-import base64, hashlib, hmac, json, os, time
-b64 = lambda b: base64.urlsafe_b64encode(b).rstrip(b"=").decode()
-header = b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
-claims = b64(json.dumps({
-    "sub": "openapi-check",
-    "exp": int(time.time()) + 3600,
-    "scope": "campaign.r campaign.w campaign.admin consent.r consent.w cms.r cms.w",
-    "projects": ["demo"],
-}).encode())
-signed = f"{header}.{claims}".encode()
-sig = hmac.new(os.environ["SECRET"].encode(), signed, hashlib.sha256).digest()
-print(f"{header}.{claims}.{b64(sig)}")
-PY
-)"
-
-BASE="http://127.0.0.1:$PORT"
-echo "== starting the server on $BASE"
-"$SERVER" --addr "127.0.0.1:$PORT" --database-url "sqlite://$WORK/accord.db" \
-    --jwt-secret "$SECRET" --demo >"$WORK/server.out" 2>"$WORK/server.log" &
-SERVER_PID=$!
-for _ in $(seq 1 100); do
-    if "$PY" -c "import sys, urllib.request; sys.exit(urllib.request.urlopen('$BASE/readyz', timeout=1).status != 200)" 2>/dev/null; then
-        break
-    fi
-    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
-        echo "the server exited:" >&2
-        cat "$WORK/server.log" >&2
-        exit 1
-    fi
-    sleep 0.2
-done
+. scripts/start-accord.sh
+start_accord openapi-check
 
 DOC="$WORK/openapi.json"
 "$PY" -c "import urllib.request; open('$DOC', 'wb').write(urllib.request.urlopen('$BASE/openapi.json', timeout=10).read())"

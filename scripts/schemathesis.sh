@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
-# API fuzzing with schemathesis against the real server (examples/server.rs)
-# over a fresh SQLite file with the demo data.
+# API fuzzing with schemathesis against the `accord` server over a fresh
+# SQLite file with the demo data.
 #
 #   scripts/schemathesis.sh [MAX_EXAMPLES]      # default 50 per operation
 #
-# Builds the server, starts it on a free port of 127.0.0.1 with a random
-# HS256 secret, mints a token with every scope for project `demo`, waits
-# for /readyz, runs schemathesis with the checks not_a_server_error,
+# Starts the server (scripts/start-accord.sh: a free port of 127.0.0.1, a
+# random HS256 secret, a token for project `demo`), runs schemathesis with the checks not_a_server_error,
 # status_code_conformance, content_type_conformance and
 # response_schema_conformance, and stops the server. Exits non-zero when
 # schemathesis finds a failure. Schemathesis (pinned below) is installed in
@@ -33,58 +32,8 @@ if ! "$ST" --version 2>/dev/null | grep -q "$SCHEMATHESIS_VERSION"; then
     fi
 fi
 
-echo "== building the server"
-cargo build --quiet --all-features --example server
-SERVER="target/debug/examples/server"
-
-WORK="$(mktemp -d)"
-SERVER_PID=""
-cleanup() {
-    if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
-        kill "$SERVER_PID"
-        wait "$SERVER_PID" 2>/dev/null || true
-    fi
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-PORT="$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-SECRET="$("$PY" -c 'import secrets; print(secrets.token_hex(32))')"
-# HS256 token: sub, exp (one hour), every scope, project demo.
-TOKEN="$(SECRET="$SECRET" "$PY" - <<'PY'
-import base64, hashlib, hmac, json, os, time
-b64 = lambda b: base64.urlsafe_b64encode(b).rstrip(b"=").decode()
-header = b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
-claims = b64(json.dumps({
-    "sub": "schemathesis",
-    "exp": int(time.time()) + 3600,
-    "scope": "campaign.r campaign.w campaign.admin consent.r consent.w cms.r cms.w",
-    "projects": ["demo"],
-}).encode())
-signed = f"{header}.{claims}".encode()
-sig = hmac.new(os.environ["SECRET"].encode(), signed, hashlib.sha256).digest()
-print(f"{header}.{claims}.{b64(sig)}")
-PY
-)"
-
-BASE="http://127.0.0.1:$PORT"
-echo "== starting the server on $BASE"
-RUST_LOG="${RUST_LOG:-info}" "$SERVER" --addr "127.0.0.1:$PORT" \
-    --database-url "sqlite://$WORK/accord.db" --jwt-secret "$SECRET" --demo \
-    >"$WORK/server.out" 2>"$WORK/server.log" &
-SERVER_PID=$!
-
-for _ in $(seq 1 100); do
-    if "$PY" -c "import sys, urllib.request; sys.exit(urllib.request.urlopen('$BASE/readyz', timeout=1).status != 200)" 2>/dev/null; then
-        break
-    fi
-    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
-        echo "the server exited:" >&2
-        cat "$WORK/server.log" >&2
-        exit 1
-    fi
-    sleep 0.2
-done
+. scripts/start-accord.sh
+start_accord schemathesis
 
 # The ids of the demo privacy notice and consent, for the config file.
 ids() {

@@ -195,7 +195,7 @@ fn every_route_of_the_router_has_a_tested_readme_example() {
     }
 }
 
-/// Starts the server example in-process with `flags`; stop it by sending
+/// Starts the `accord` server in-process with `flags`; stop it by sending
 /// on the channel.
 fn start(
     runtime: &tokio::runtime::Runtime,

@@ -41,9 +41,13 @@ use std::time::Duration;
 use accord::http::Claims;
 use clap::Parser;
 
-#[path = "../server.rs"]
-#[allow(dead_code)] // its main and banner are for `cargo run --example server`
-pub mod server;
+/// The `accord` server, started in-process (`server::start(server::Args
+/// { … })`), here and in the reliability tests that include this file.
+pub mod server {
+    pub use accord::cli::serve::start;
+    #[allow(unused_imports)] // the tests that include this file use them
+    pub use accord::cli::{BoxError, ServeArgs as Args, ServeFlags, Started};
+}
 
 #[path = "api.rs"]
 mod api;
@@ -154,7 +158,7 @@ pub fn new_secret() -> String {
     })
 }
 
-/// Starts examples/server.rs on 127.0.0.1 (any free port) over
+/// Starts the `accord` server on 127.0.0.1 (any free port) over
 /// `database_url`, with a token for a new project.
 pub async fn self_host(database_url: &str) -> Result<SelfHosted, BoxError> {
     let secret = new_secret();

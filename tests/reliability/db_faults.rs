@@ -1,4 +1,4 @@
-//! Database faults: the server (examples/server.rs, in-process, on
+//! Database faults: the `accord` server (in-process, on
 //! loopback) answers a 503 problem with `Retry-After` — quickly, never a
 //! 500 or a hang — while its database is unreachable, reports not ready,
 //! and serves again by itself once the database is back.

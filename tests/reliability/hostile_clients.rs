@@ -1,5 +1,5 @@
 //! Clients that misbehave, on purpose or not, against `accord::http::serve`
-//! (the server example's accept loop):
+//! (the accept loop of `accord serve`):
 //!
 //! - the HTTP layer's own refusals (malformed, too large, too slow) are
 //!   problem+json, and each timeout closes the connection;
@@ -336,7 +336,7 @@ async fn two_thousand_half_open_clients_do_not_hold_the_server() {
 }
 
 /// Redeems and consent writes abandoned mid-request by many clients at
-/// once, round after round, on the server example over `database_url`.
+/// once, round after round, on the `accord` server over `database_url`.
 async fn abandoned_requests_leave_the_store_whole(database_url: &str) {
     const CLIENTS: usize = 48;
     const ROUNDS: usize = 8;

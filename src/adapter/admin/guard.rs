@@ -50,28 +50,6 @@ pub async fn headers(req: Request, next: Next) -> Response {
     res
 }
 
-/// One info line per request, like the API's request log: the route
-/// template, never the raw path or query (they carry subject ids and
-/// search text), the status and the latency.
-pub async fn log(req: Request, next: Next) -> Response {
-    let start = std::time::Instant::now();
-    let method = req.method().clone();
-    let route = req
-        .extensions()
-        .get::<axum::extract::MatchedPath>()
-        .map_or_else(|| "(no route)".to_owned(), |m| m.as_str().to_owned());
-    let res = next.run(req).await;
-    tracing::info!(
-        target: "accord::admin",
-        method = %method,
-        route = %route,
-        status = res.status().as_u16(),
-        latency_ms = format_args!("{:.2}", start.elapsed().as_secs_f64() * 1000.0),
-        "request"
-    );
-    res
-}
-
 /// The fields of a submitted form, in order (names repeat for lists).
 #[derive(Debug, Clone, Default)]
 pub struct Form(pub Vec<(String, String)>);

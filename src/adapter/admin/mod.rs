@@ -77,6 +77,7 @@ pub struct Admin<S> {
     sessions: Arc<Sessions>,
     links: Arc<Links>,
     secure_cookies: bool,
+    metrics: Arc<crate::adapter::http::metrics::Metrics>,
 }
 
 impl<S> Clone for Admin<S> {
@@ -88,6 +89,7 @@ impl<S> Clone for Admin<S> {
             sessions: Arc::clone(&self.sessions),
             links: Arc::clone(&self.links),
             secure_cookies: self.secure_cookies,
+            metrics: Arc::clone(&self.metrics),
         }
     }
 }
@@ -116,7 +118,18 @@ impl<S: HttpStore> Admin<S> {
             sessions: Arc::new(Sessions::default()),
             links: Arc::new(Links::default()),
             secure_cookies: false,
+            metrics: Arc::default(),
         }
+    }
+
+    /// Counts the console's requests in `metrics` (the API's, from
+    /// [`Api::metrics`](crate::adapter::http::Api::metrics), so that `/metrics`
+    /// serves both): per method, route template and status, as the API's.
+    /// Without it they are counted where nothing reads them.
+    #[must_use]
+    pub fn with_metrics(mut self, metrics: Arc<crate::adapter::http::metrics::Metrics>) -> Self {
+        self.metrics = metrics;
+        self
     }
 
     /// Always marks the session cookie `Secure` (set this when a TLS proxy
@@ -255,6 +268,12 @@ pub fn router<S: HttpStore>(admin: Admin<S>) -> Router {
         ))
         .layer(CatchPanicLayer::custom(guard::panic_page))
         .layer(axum::middleware::from_fn(guard::headers))
-        .layer(axum::middleware::from_fn(guard::log))
+        .layer(axum::middleware::from_fn_with_state(
+            (
+                Arc::clone(&admin.metrics),
+                crate::adapter::http::Surface::Admin,
+            ),
+            crate::adapter::http::observe,
+        ))
         .with_state(admin)
 }

@@ -1,6 +1,5 @@
-//! Opening the store a database URL names (`memory:`, `sqlite:`,
-//! `postgres:`), for `serve`, `migrate` and the evidence keys kept with
-//! the data.
+//! Opening the store of `--database-url` (every subcommand that needs a
+//! database), the PostgreSQL pool flags, and random secrets.
 
 use std::sync::Arc;
 use std::time::Duration;

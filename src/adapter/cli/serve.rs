@@ -482,7 +482,8 @@ async fn launch<S: HttpStore>(
     if args.demo {
         demo::load_demo(&api).await?;
     }
-    let console = Admin::new(Arc::clone(api.campaigns()), Arc::clone(api.consent()), auth);
+    let console = Admin::new(Arc::clone(api.campaigns()), Arc::clone(api.consent()), auth)
+        .with_metrics(Arc::clone(api.metrics()));
     let admin_link = link_token.map(|t| t.and_then(|t| console.one_time_link(&t)));
     let listener = tokio::net::TcpListener::bind(args.addr).await?;
     let addr = listener.local_addr()?;

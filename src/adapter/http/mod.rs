@@ -64,6 +64,7 @@ pub use content::ContentBody;
 pub use error::{status_of, ApiError, Problem, PROBLEM_JSON};
 pub use evidence::VersionEnvelope;
 pub use extract::MAX_BODY_BYTES;
+pub(crate) use ops::{observe, Surface};
 pub use ops::{Health, REQUEST_ID};
 pub use ratelimit::{Rate, RateLimits};
 pub use serve::{serve, ServeConfig, MAX_URI_BYTES};
@@ -335,7 +336,10 @@ pub fn router<S: HttpStore>(api: Api<S>) -> Router {
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(CatchPanicLayer::custom(error::panic_response))
         .layer(axum::middleware::from_fn(ops::limit_target))
-        .layer(axum::middleware::from_fn_with_state(metrics, ops::observe))
+        .layer(axum::middleware::from_fn_with_state(
+            (metrics, ops::Surface::Api),
+            ops::observe,
+        ))
         .with_state(api)
 }
 

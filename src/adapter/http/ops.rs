@@ -121,6 +121,20 @@ fn request_id(req: &Request) -> HeaderValue {
         })
 }
 
+/// Which surface a request came in by: the API (log target
+/// `accord::http`) or the admin console (`accord::admin`). Both share the
+/// request id, the log line and the request metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Surface {
+    /// The HTTP API.
+    Api,
+    /// The admin console.
+    Admin,
+}
+
+/// What [`observe`] needs: where the metrics go, and which surface it logs.
+pub(crate) type Observed = (Arc<Metrics>, Surface);
+
 /// Around every request: its id (set on the request for the handlers,
 /// returned on the response, and a `request_id` field of a span that every
 /// log line of the request carries); one log line; the request metrics.
@@ -130,18 +144,20 @@ fn request_id(req: &Request) -> HeaderValue {
 /// the query string, a body, a header or the client address: those can
 /// carry personal data (`dataSubject`, device ids, IPs).
 pub(crate) async fn observe(
-    State(metrics): State<Arc<Metrics>>,
+    State((metrics, surface)): State<Observed>,
     mut req: Request,
     next: Next,
 ) -> Response {
     use tracing::Instrument as _;
     let id = request_id(&req);
     req.headers_mut().insert(REQUEST_ID, id.clone());
-    let span = tracing::info_span!(
-        target: "accord::http",
-        "request",
-        request_id = %id.to_str().unwrap_or_default()
-    );
+    let text = id.to_str().unwrap_or_default();
+    let span = match surface {
+        Surface::Api => tracing::info_span!(target: "accord::http", "request", request_id = %text),
+        Surface::Admin => {
+            tracing::info_span!(target: "accord::admin", "request", request_id = %text)
+        }
+    };
     let mut res = async move {
         let start = Instant::now();
         let method = req.method().clone();
@@ -157,7 +173,13 @@ pub(crate) async fn observe(
             res.status().as_u16(),
             elapsed.as_secs_f64(),
         );
-        log_request(&method, &route, &res, elapsed.as_secs_f64() * 1000.0);
+        log_request(
+            surface,
+            &method,
+            &route,
+            &res,
+            elapsed.as_secs_f64() * 1000.0,
+        );
         res
     }
     .instrument(span)
@@ -167,7 +189,13 @@ pub(crate) async fn observe(
 }
 
 /// The log line of one request.
-fn log_request(method: &axum::http::Method, route: &str, res: &Response, latency_ms: f64) {
+fn log_request(
+    surface: Surface,
+    method: &axum::http::Method,
+    route: &str,
+    res: &Response,
+    latency_ms: f64,
+) {
     // A load balancer probes every second or so, Prometheus scrapes every
     // few: successful ones are logged at debug, so they do not drown the
     // traffic at info.
@@ -175,9 +203,9 @@ fn log_request(method: &axum::http::Method, route: &str, res: &Response, latency
         route.ends_with("/healthz") || route.ends_with("/readyz") || route.ends_with("/metrics");
     let probe = probe && res.status().is_success();
     macro_rules! line {
-        ($level:ident) => {
+        ($level:ident, $target:literal) => {
             tracing::$level!(
-                target: "accord::http",
+                target: $target,
                 method = %method,
                 route = %route,
                 status = res.status().as_u16(),
@@ -186,10 +214,10 @@ fn log_request(method: &axum::http::Method, route: &str, res: &Response, latency
             )
         };
     }
-    if probe {
-        line!(debug);
-    } else {
-        line!(info);
+    match (surface, probe) {
+        (Surface::Api, true) => line!(debug, "accord::http"),
+        (Surface::Api, false) => line!(info, "accord::http"),
+        (Surface::Admin, _) => line!(info, "accord::admin"),
     }
 }
 

@@ -1,12 +1,12 @@
 //! Helpers of the reliability tests (crash safety, database faults, load):
-//! the real server of examples/server.rs in a child process, and a
+//! the real `accord` server in a child process, and a
 //! PostgreSQL schema of the test's own.
 //!
 //! Child processes: the test binary runs itself again
 //! (`std::env::current_exe()`) as `<child test> --exact --ignored`, with a
 //! [`ChildJob`] as JSON in [`CHILD_ENV`] (the pattern of
 //! tests/it/suite/workers.rs). The child starts `server::start` — exactly what
-//! `cargo run --example server` runs — on 127.0.0.1 port 0, writes the
+//! `accord serve` runs — on 127.0.0.1 port 0, writes the
 //! address it got to a file, and serves until it is killed.
 //!
 //! Every file including this module also includes examples/load/main.rs as

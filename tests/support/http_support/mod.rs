@@ -61,7 +61,7 @@ pub async fn serve_api(
 }
 
 /// Serves `api` on a free loopback port (with `accord::http::serve`, as
-/// the server example does): its base URL, and a client.
+/// `accord serve` does): its base URL, and a client.
 pub async fn listen<S: HttpStore>(api: Api<S>) -> (String, reqwest::Client) {
     listen_with(api, ServeConfig::default()).await
 }

@@ -1,5 +1,5 @@
 //! Serving a router over TCP so that hostile or broken clients cannot hold
-//! the server: [`serve`], the HTTP/1.1 accept loop of the server example.
+//! the server: [`serve`], the HTTP/1.1 accept loop of `accord serve`.
 //!
 //! `axum::serve` bounds nothing: a client that sends half a request head
 //! keeps its connection (and a file descriptor) for as long as it likes,
