@@ -9,7 +9,6 @@ use uuid::Uuid;
 
 use super::{Page, SortDirection};
 use crate::core::campaign::{Campaign, CampaignStatus, QuotaCharge, QuotaUsage, Redemption};
-use crate::core::error::ErrorCode;
 use crate::Result;
 
 /// A field campaigns can be sorted by.
@@ -342,7 +341,7 @@ pub fn prefix_end(prefix: &str) -> Option<String> {
 #[cfg(any(feature = "memory", feature = "sqlite", feature = "postgres"))]
 pub(crate) fn too_many_campaigns(max: u64) -> crate::Error {
     crate::Error::new(
-        ErrorCode::TooManyCampaigns,
+        crate::core::error::ErrorCode::TooManyCampaigns,
         format!("a project holds at most {max} campaigns"),
     )
 }

@@ -64,6 +64,7 @@ pub use content::ContentBody;
 pub use error::{status_of, ApiError, Problem, PROBLEM_JSON};
 pub use evidence::VersionEnvelope;
 pub use extract::MAX_BODY_BYTES;
+#[cfg(feature = "admin")]
 pub(crate) use ops::{observe, Surface};
 pub use ops::{Health, REQUEST_ID};
 pub use ratelimit::{Rate, RateLimits};

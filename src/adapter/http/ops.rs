@@ -129,6 +129,7 @@ pub(crate) enum Surface {
     /// The HTTP API.
     Api,
     /// The admin console.
+    #[cfg_attr(not(feature = "admin"), allow(dead_code))]
     Admin,
 }
 
