@@ -33,7 +33,9 @@ mod ping;
 
 pub use ping::Ping;
 
-pub use consent::{ConsentLedger, ConsentStore, ContentStore, LedgerStore, StoredEntry};
+pub use consent::{
+    ConsentLedger, ConsentStore, ContentStore, HistoryStore, LedgerStore, StoredEntry,
+};
 
 pub use crate::core::page::{
     check_page_size, Page, SortDirection, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE,
