@@ -23,6 +23,7 @@ mod cli;
 mod cli_evidence_keys;
 mod cli_token_keys;
 mod cli_transfer;
+mod cli_verify;
 mod consent_memory;
 mod consent_wire;
 mod examples;

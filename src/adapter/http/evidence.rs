@@ -243,7 +243,7 @@ const MAX_LEDGER_PAGE: u32 = 10_000;
 /// 1000). The ledger's head is in `X-Ledger-Head-Position` and
 /// `X-Ledger-Head-Hash` (absent while the ledger is empty). Save the pages
 /// one after the other into a file and check it offline
-/// (`accord::consent::ledger::verify_jsonl`, `examples/verify_ledger.rs`).
+/// (`accord ledger verify`, or `accord::consent::ledger::verify_jsonl`).
 #[utoipa::path(
     get,
     path = "/consent/api/projects/{projId}/ledger",
