@@ -37,6 +37,7 @@ mod http_limits;
 mod http_openapi;
 mod http_quota_view;
 mod layers;
+mod redeem_round_trips;
 mod snapshot_refresh;
 mod store_memory;
 mod store_postgres;
