@@ -54,6 +54,11 @@ pub mod postgres;
 mod sql;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
+/// The database calls and statements this thread sent so far (SQL stores;
+/// test support, feature `testkit`): see the round-trip tests of redeem.
+#[cfg(all(feature = "testkit", any(feature = "sqlite", feature = "postgres")))]
+#[doc(hidden)]
+pub use sql::dialect::sent::counts as sql_sent;
 
 /// Every storage role: what one backend provides to both services.
 pub trait Store: CampaignStore + RedemptionStore + ConsentStore + 'static {}

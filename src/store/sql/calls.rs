@@ -93,6 +93,17 @@ macro_rules! store_calls {
                 .await
             }
 
+            async fn campaigns_by_code(
+                &self,
+                project: &str,
+                ref_codes: &[&str],
+            ) -> $crate::Result<Vec<$crate::core::campaign::Campaign>> {
+                self.read_call($crate::store::sql::campaign::campaigns_by_code(
+                    self, project, ref_codes,
+                ))
+                .await
+            }
+
             async fn list_campaigns(
                 &self,
                 project: &str,
