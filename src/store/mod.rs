@@ -29,8 +29,10 @@
 
 mod campaign;
 mod consent;
+mod hold;
 mod ping;
 
+pub use hold::{Confirmation, Counter, CounterUsage, HoldOutcome, HoldStore};
 pub use ping::Ping;
 
 pub use consent::{ConsentLedger, ConsentStore, ContentStore, LedgerStore, StoredEntry};
@@ -54,6 +56,6 @@ mod sql;
 pub mod sqlite;
 
 /// Every storage role: what one backend provides to both services.
-pub trait Store: CampaignStore + RedemptionStore + ConsentStore + 'static {}
+pub trait Store: CampaignStore + RedemptionStore + HoldStore + ConsentStore + 'static {}
 
-impl<T: CampaignStore + RedemptionStore + ConsentStore + 'static> Store for T {}
+impl<T: CampaignStore + RedemptionStore + HoldStore + ConsentStore + 'static> Store for T {}
