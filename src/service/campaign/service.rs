@@ -31,6 +31,8 @@ mod combine;
 mod preview;
 #[path = "quota_view.rs"]
 mod quota_view;
+#[path = "revisions.rs"]
+mod revisions;
 #[path = "transfer.rs"]
 mod transfer;
 pub use preview::{Preview, PreviewHit, PreviewQuota};
