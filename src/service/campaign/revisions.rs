@@ -23,6 +23,41 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
     /// A page of a campaign's revisions, newest first, each with what it
     /// changed. The revisions of a deleted campaign stay readable; an id
     /// with neither a campaign nor revisions is `campaign_not_found`.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use accord::campaign::CampaignInput;
+    /// use accord::store::memory::MemoryStore;
+    /// use accord::{CampaignService, SystemClock};
+    /// use pollster::block_on;
+    /// use serde_json::json;
+    ///
+    /// let service = CampaignService::new(Arc::new(MemoryStore::new()), Arc::new(SystemClock));
+    /// let input = json!({
+    ///     "name": "Ten off", "refCode": "TEN",
+    ///     "startDate": "2020-01-01T00:00:00Z", "endDate": "2100-01-01T00:00:00Z",
+    ///     "rules": [{"name": "all", "when": [], "then": [
+    ///         {"action": "CART_DISCOUNT", "data": [{"attribute": "amount", "value": "10"}]}]}]
+    /// });
+    /// let created = block_on(service.create_campaign(
+    ///     "shop", serde_json::from_value(input.clone())?, "alice"))?;
+    /// let mut edit: CampaignInput = serde_json::from_value(input)?;
+    /// edit.name = "Twenty off".into();
+    /// block_on(service.update_campaign("shop", created.id, edit, "bob"))?;
+    ///
+    /// let history = block_on(service.campaign_revisions("shop", created.id, 0, 20))?;
+    /// assert_eq!(history.total, 2);
+    /// let latest = &history.items[0];
+    /// assert_eq!((latest.revision, latest.created_by.as_str()), (2, "bob"));
+    /// let changes = latest.changes.as_ref().unwrap();
+    /// assert_eq!((changes[0].op.as_str(), changes[0].path.as_str()), ("replace", "/name"));
+    ///
+    /// // Restoring revision 1 saves its content as version 3.
+    /// let restored = block_on(service.restore_campaign_revision(
+    ///     "shop", created.id, 1, Some(2), "carol"))?;
+    /// assert_eq!((restored.version, restored.name.as_str()), (3, "Ten off"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub async fn campaign_revisions(
         &self,
         project: &str,
