@@ -176,7 +176,8 @@ fn diff_values(a: &Value, b: &Value, path: &mut String, ops: &mut Vec<PatchOp>) 
             let common = x.len().min(y.len());
             for i in 0..common {
                 let len = path.len();
-                path.push_str(&format!("/{i}"));
+                path.push('/');
+                path.push_str(&i.to_string());
                 diff_values(&x[i], &y[i], path, ops);
                 path.truncate(len);
             }
@@ -234,10 +235,10 @@ mod tests {
                     m.remove(&last);
                 }
                 (Value::Array(a), "add") => {
-                    a.insert(last.parse().unwrap(), o.value.clone().unwrap())
+                    a.insert(last.parse().unwrap(), o.value.clone().unwrap());
                 }
                 (Value::Array(a), "replace") => {
-                    a[last.parse::<usize>().unwrap()] = o.value.clone().unwrap()
+                    a[last.parse::<usize>().unwrap()] = o.value.clone().unwrap();
                 }
                 (Value::Array(a), "remove") => {
                     a.remove(last.parse().unwrap());

@@ -88,7 +88,9 @@ fn summary(changes: Option<&[PatchOp]>, revision: i64) -> String {
                 .collect::<Vec<_>>()
                 .join(", ");
             if more > 0 {
-                text.push_str(&format!(" and {more} more"));
+                text.push_str(" and ");
+                text.push_str(&more.to_string());
+                text.push_str(" more");
             }
             text
         }

@@ -18,8 +18,8 @@ pub async fn revisions_record_every_save<S: Store>(store: Arc<S>) {
     store.insert_campaign(&c).await.unwrap();
     let mut v2 = c.clone();
     v2.version = 2;
-    v2.name = "Renamed".to_owned();
-    v2.last_modified_by = "bob".to_owned();
+    "Renamed".clone_into(&mut v2.name);
+    "bob".clone_into(&mut v2.last_modified_by);
     v2.last_modified_date = t(3600, 42);
     v2.status_schedule = vec![StatusChange {
         at: t(7200, 1),
@@ -29,7 +29,7 @@ pub async fn revisions_record_every_save<S: Store>(store: Arc<S>) {
     let mut v3 = v2.clone();
     v3.version = 3;
     v3.priority = 7;
-    v3.last_modified_by = "carol".to_owned();
+    "carol".clone_into(&mut v3.last_modified_by);
     v3.last_modified_date = t(7200, 7);
     store.update_campaign(&v3, 2).await.unwrap();
 
@@ -111,7 +111,7 @@ pub async fn refused_saves_write_no_revision<S: Store>(store: Arc<S>) {
     );
     let mut clash = a.clone();
     clash.version = 2;
-    clash.ref_code = "KEEP-B".to_owned();
+    "KEEP-B".clone_into(&mut clash.ref_code);
     assert_err(
         store.update_campaign(&clash, 1).await,
         ErrorKind::Conflict,
