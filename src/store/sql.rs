@@ -35,6 +35,7 @@ pub(crate) mod marks;
 pub(crate) mod migrate;
 pub(crate) mod query;
 pub(crate) mod redemption;
+pub(crate) mod revision;
 pub(crate) mod settings;
 
 use std::fmt::Write as _;

@@ -39,6 +39,7 @@ mod http_limits;
 mod http_openapi;
 mod http_quota_view;
 mod http_receipts;
+mod http_revisions;
 mod layers;
 mod redeem_round_trips;
 mod snapshot_refresh;

@@ -148,6 +148,8 @@ catalogue! {
         "No campaign with this id in the project.";
     HoldNotFound = "hold_not_found", NotFound, Problem, "Hold not found",
         "No quota hold with this id in the project.";
+    CampaignRevisionNotFound = "campaign_revision_not_found", NotFound, Problem, "Campaign revision not found",
+        "The campaign has no revision with this number.";
     RedemptionNotFound = "redemption_not_found", NotFound, Problem, "Redemption not found",
         "No redemption with this id in the project.";
     ContentNotFound = "content_not_found", NotFound, Problem, "Content not found",

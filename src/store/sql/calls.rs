@@ -133,6 +133,40 @@ macro_rules! store_calls {
                 self.read_call($crate::store::sql::campaign::count_campaigns(self, project))
                     .await
             }
+
+            async fn campaign_revisions(
+                &self,
+                project: &str,
+                campaign_id: uuid::Uuid,
+                page: u32,
+                size: u32,
+            ) -> $crate::Result<
+                $crate::store::Page<$crate::core::campaign::CampaignRevision>,
+            > {
+                self.read_call($crate::store::sql::revision::campaign_revisions(
+                    self,
+                    project,
+                    campaign_id,
+                    page,
+                    size,
+                ))
+                .await
+            }
+
+            async fn campaign_revision(
+                &self,
+                project: &str,
+                campaign_id: uuid::Uuid,
+                revision: i64,
+            ) -> $crate::Result<Option<$crate::core::campaign::CampaignRevision>> {
+                self.read_call($crate::store::sql::revision::campaign_revision(
+                    self,
+                    project,
+                    campaign_id,
+                    revision,
+                ))
+                .await
+            }
         }
     };
 
