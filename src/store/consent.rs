@@ -43,6 +43,7 @@ use chrono::{DateTime, Utc};
 use super::Page;
 use crate::core::consent::erasure::ErasureCounts;
 use crate::core::consent::evidence::{HistoryQuery, SubjectEvent};
+use crate::core::consent::history::ExpiredAcceptance;
 use crate::core::consent::ledger::LedgerHead;
 use crate::core::consent::{ContentQuery, ContentRecord, ContentType, ContentWrite, PurposeEvent};
 use crate::Result;
@@ -216,6 +217,18 @@ pub trait HistoryStore: Send + Sync {
         query: &HistoryQuery,
         now: DateTime<Utc>,
     ) -> impl Future<Output = Result<Page<SubjectEvent>>> + Send;
+
+    /// Acceptances of the project past their lifespan at `now` — those
+    /// whose history has an `EXPIRED` event at or before `now` — ordered by
+    /// `expiredDate`, then as the history orders them; `total` counts them
+    /// all.
+    fn expired_acceptances(
+        &self,
+        project: &str,
+        now: DateTime<Utc>,
+        page: u32,
+        size: u32,
+    ) -> impl Future<Output = Result<Page<ExpiredAcceptance>>> + Send;
 }
 
 /// Everything the consent service needs from storage.

@@ -585,6 +585,18 @@ impl accord::store::HistoryStore for Flaky {
             .subject_history(project, subject, query, now)
             .await
     }
+    async fn expired_acceptances(
+        &self,
+        project: &str,
+        now: chrono::DateTime<chrono::Utc>,
+        page: u32,
+        size: u32,
+    ) -> Result<accord::store::Page<accord::consent::history::ExpiredAcceptance>> {
+        self.check()?;
+        self.inner
+            .expired_acceptances(project, now, page, size)
+            .await
+    }
 }
 
 #[tokio::test]

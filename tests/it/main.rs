@@ -36,6 +36,7 @@ mod http_evidence;
 mod http_limits;
 mod http_openapi;
 mod http_quota_view;
+mod http_retention;
 mod layers;
 mod snapshot_refresh;
 mod store_memory;

@@ -50,6 +50,7 @@ mod openapi;
 mod ops;
 pub mod ratelimit;
 pub mod receipt;
+mod retention;
 mod serve;
 
 use std::sync::Arc;
@@ -281,6 +282,7 @@ routes! {
     GET "/consent/api/projects/{projId}/receipts/{id}" CONSENT_R => evidence::receipt::<S>;
     GET "/consent/api/projects/{projId}/ledger" CONSENT_AUD => evidence::ledger::<S>;
     GET "/consent/api/projects/{projId}/ledger/verify" CONSENT_AUD => evidence::verify_ledger::<S>;
+    GET "/consent/api/projects/{projId}/retention/expired" CONSENT_AUD => retention::expired_acceptances::<S>;
 
     POST "/campaign/api/projects/{projId}/search" CAMPAIGN_R => campaign::search::<S>;
     POST "/campaign/api/projects/{projId}/redeem/campaign-code" CAMPAIGN_W => campaign::redeem::<S>;

@@ -10,6 +10,7 @@ use super::ConsentService;
 use crate::core::consent::content::{get_string, ContentRecord, ContentType};
 use crate::core::consent::erasure::{self, ErasureReport};
 use crate::core::consent::evidence::{self, HistoryQuery, SubjectEvent, Versions};
+use crate::core::consent::history::ExpiredAcceptance;
 use crate::core::consent::ledger::{self, LedgerHead, LedgerReport};
 use crate::core::consent::model::{PurposeEvent, SubjectState};
 use crate::core::consent::validate;
@@ -58,6 +59,28 @@ impl<S: ConsentStore> ConsentService<S> {
         let now = self.clock.now();
         self.store
             .subject_history(project, data_subject, query, now)
+            .await
+    }
+
+    /// Acceptances of the project past their lifespan now (their
+    /// `expiredDate` passed while they were accepted), oldest expiry first:
+    /// the candidates of a retention review.
+    pub async fn expired_acceptances(
+        &self,
+        project: &str,
+        page: u32,
+        size: u32,
+    ) -> Result<Page<ExpiredAcceptance>> {
+        crate::core::limits::check_project_id(project)?;
+        if size == 0 || size > MAX_PAGE_SIZE {
+            return Err(Error::new(
+                ErrorCode::InvalidPageSize,
+                format!("size must be between 1 and {MAX_PAGE_SIZE}"),
+            ));
+        }
+        let now = self.clock.now();
+        self.store
+            .expired_acceptances(project, now, page, size)
             .await
     }
 

@@ -8,7 +8,8 @@ use serde_json::Value;
 
 use super::{lock, MemoryStore};
 use crate::core::consent::erasure::{self, ErasureCounts};
-use crate::core::consent::evidence::{self, HistoryQuery, SubjectEvent, Versions};
+use crate::core::consent::evidence::{self, EventKind, HistoryQuery, SubjectEvent, Versions};
+use crate::core::consent::history::{self, ExpiredAcceptance, HistoryRow};
 use crate::core::consent::ledger::{self, LedgerHead, Unsealed};
 use crate::core::consent::{ContentQuery, ContentRecord, ContentType, ContentWrite, PurposeEvent};
 use crate::store::{ConsentLedger, ContentStore, HistoryStore, LedgerStore, Page, StoredEntry};
@@ -426,5 +427,44 @@ impl HistoryStore for MemoryStore {
         drop(s);
         let events = evidence::subject_events(&acceptances, &purposes, &consents, &notices, now);
         Ok(query.page_of(events))
+    }
+
+    async fn expired_acceptances(
+        &self,
+        project: &str,
+        now: DateTime<Utc>,
+        page: u32,
+        size: u32,
+    ) -> Result<Page<ExpiredAcceptance>> {
+        let s = lock(&self.consent);
+        let Some(p) = s.project(project) else {
+            return Ok(Page::slice(Vec::new(), page, size));
+        };
+        let versions_of = |t: ContentType, id: Option<String>| -> Vec<ContentRecord> {
+            id.and_then(|id| p.content.get(&(t, id)))
+                .cloned()
+                .unwrap_or_default()
+        };
+        let mut rows: Vec<HistoryRow> = p
+            .content
+            .range((ContentType::ConsentAcceptance, String::new())..)
+            .take_while(|((t, _), _)| *t == ContentType::ConsentAcceptance)
+            .flat_map(|(_, versions)| {
+                let (consent, notice) = history::pinned_ids(versions);
+                history::acceptance_rows(
+                    versions,
+                    &versions_of(ContentType::Consent, consent),
+                    &versions_of(ContentType::PrivacyNotice, notice),
+                )
+            })
+            .filter(|r| r.event.kind == EventKind::Expired && r.visible_at(now))
+            .collect();
+        drop(s);
+        rows.sort_by_key(|r| (r.event.at, r.ord));
+        let all = rows
+            .iter()
+            .filter_map(|r| ExpiredAcceptance::of(&r.subject, &r.event))
+            .collect();
+        Ok(Page::slice(all, page, size))
     }
 }

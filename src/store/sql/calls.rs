@@ -371,6 +371,20 @@ macro_rules! store_calls {
                 ))
                 .await
             }
+
+            async fn expired_acceptances(
+                &self,
+                project: &str,
+                now: chrono::DateTime<chrono::Utc>,
+                page: u32,
+                size: u32,
+            ) -> $crate::Result<$crate::store::Page<$crate::core::consent::history::ExpiredAcceptance>>
+            {
+                self.read_call($crate::store::sql::history::expired_acceptances(
+                    self, project, now, page, size,
+                ))
+                .await
+            }
         }
     };
 

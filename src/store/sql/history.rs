@@ -8,8 +8,8 @@ use super::consent::content_versions_in;
 use super::dialect::{execute, retry, row, rows, Abort, Conn, Dialect};
 use super::limit_offset;
 use super::query::{Sql, SqlRow};
-use crate::core::consent::evidence::{HistoryQuery, SubjectEvent};
-use crate::core::consent::history::{self, HistoryRow};
+use crate::core::consent::evidence::{EventKind, HistoryQuery, SubjectEvent};
+use crate::core::consent::history::{self, ExpiredAcceptance, HistoryRow};
 use crate::core::consent::{ContentRecord, ContentType, PurposeEvent};
 use crate::store::Page;
 use crate::{Error, Result};
@@ -25,8 +25,8 @@ async fn insert<D: Dialect>(
     let event = serde_json::to_string(&r.event).map_err(Error::internal)?;
     let sql = Sql::new(
         "INSERT INTO consent_history (project_id, data_subject, at, derived, ord, source, \
-         record_id, app, consent_id, notice_id, event) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+         record_id, app, consent_id, notice_id, event, kind) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
     )
     .bind(project)
     .bind(&r.subject)
@@ -38,7 +38,8 @@ async fn insert<D: Dialect>(
     .bind(&r.event.application)
     .bind(&r.event.consent_id)
     .bind(&r.event.privacy_notice_id)
-    .bind(event);
+    .bind(event)
+    .bind(r.event.kind.as_str());
     execute::<D>(conn, &sql).await?;
     Ok(())
 }
@@ -252,4 +253,63 @@ pub(crate) async fn subject_history<D: Dialect>(
     now: chrono::DateTime<chrono::Utc>,
 ) -> Result<Page<SubjectEvent>> {
     retry::<D, _, _, _>(|| try_page(db, project, subject, query, now)).await
+}
+
+async fn try_expired<D: Dialect>(
+    db: &D,
+    project: &str,
+    now: chrono::DateTime<chrono::Utc>,
+    page: u32,
+    size: u32,
+) -> Result<Page<ExpiredAcceptance>, Abort> {
+    let filter = |sql: &mut Sql| {
+        sql.push(" WHERE project_id = ")
+            .push_bind(project)
+            .push(" AND kind = ")
+            .push_bind(EventKind::Expired.as_str())
+            .push(" AND at <= ")
+            .push_bind(now);
+    };
+    let mut tx = db.begin_read().await?;
+    let mut count = Sql::new("SELECT COUNT(*) AS n FROM consent_history");
+    filter(&mut count);
+    let total: i64 = match row::<D>(tx.conn(), &count).await? {
+        Some(row) => row.col("n")?,
+        None => 0,
+    };
+    let (limit, offset) = limit_offset(page, size);
+    let mut select = Sql::new("SELECT data_subject, event FROM consent_history");
+    filter(&mut select);
+    select
+        .push(" ORDER BY at, ord LIMIT ")
+        .push_bind(limit)
+        .push(" OFFSET ")
+        .push_bind(offset);
+    let rows = rows::<D>(tx.conn(), &select).await?;
+    tx.commit().await?;
+    let mut items = Vec::with_capacity(rows.len());
+    for r in &rows {
+        let text: String = r.col("event")?;
+        let event: SubjectEvent =
+            serde_json::from_str(&text).map_err(|e| super::corrupt("history event", e))?;
+        let subject: String = r.col("data_subject")?;
+        items.extend(ExpiredAcceptance::of(&subject, &event));
+    }
+    Ok(Page {
+        items,
+        page,
+        size,
+        total: u64::try_from(total).unwrap_or_default(),
+    })
+}
+
+/// [`HistoryStore::expired_acceptances`](crate::store::HistoryStore::expired_acceptances).
+pub(crate) async fn expired_acceptances<D: Dialect>(
+    db: &D,
+    project: &str,
+    now: chrono::DateTime<chrono::Utc>,
+    page: u32,
+    size: u32,
+) -> Result<Page<ExpiredAcceptance>> {
+    retry::<D, _, _, _>(|| try_expired(db, project, now, page, size)).await
 }

@@ -145,3 +145,66 @@ pub async fn history_pages_are_pages_of_the_whole<S: ConsentStore + 'static>(sto
         assert!(kinds.contains(kind), "{kind} in {kinds:?}");
     }
 }
+
+/// Acceptances past their lifespan: those whose expiry passed while they
+/// were accepted (not one withdrawn before), oldest expiry first, paged,
+/// as each instant sees them.
+pub async fn expired_acceptances_are_listed<S: ConsentStore + 'static>(store: Arc<S>) {
+    let fx = Fx::new(store);
+    let short = fx.consent("shop", &["email"], Some(1)).await;
+    let forever = fx.consent("club", &["news"], None).await;
+    let mut ids = Vec::new();
+    for subject in ["u1", "u2", "u3", "u4"] {
+        fx.advance(Duration::hours(1));
+        ids.push(fx.accept("shop", subject, &short.id, None).await);
+        fx.accept("club", subject, &forever.id, None).await;
+    }
+    fx.advance(Duration::hours(1));
+    let u3 = &ids[2];
+    let body = json!({"dataSubject": "u3", "consentId": short.id, "application": "shop",
+        "acceptanceDate": u3.acceptance_date, "expiredDate": u3.expired_date,
+        "status": "WITHDRAWN", "withdrawalDate": fx.now(), "note": ""});
+    fx.replace("svc-consent-acceptance-v1", &u3.id, body).await;
+    let list = |page, size| {
+        let svc = fx.svc.clone();
+        let project = fx.project.clone();
+        async move {
+            let p = svc.expired_acceptances(&project, page, size).await.unwrap();
+            (
+                p.total,
+                p.items
+                    .iter()
+                    .map(|e| e.data_subject.clone())
+                    .collect::<Vec<_>>(),
+            )
+        }
+    };
+    assert_eq!(list(0, 20).await, (0, vec![]));
+    fx.clock
+        .set(t0() + Duration::days(1) + Duration::minutes(90));
+    assert_eq!(list(0, 20).await, (1, vec!["u1".to_owned()]));
+    fx.clock.set(t0() + Duration::days(3));
+    assert_eq!(
+        list(0, 20).await,
+        (3, vec!["u1".to_owned(), "u2".to_owned(), "u4".to_owned()])
+    );
+    assert_eq!(list(1, 2).await, (3, vec!["u4".to_owned()]));
+    let page = fx.svc.expired_acceptances(&fx.project, 0, 1).await.unwrap();
+    let first = &page.items[0];
+    assert_eq!(first.acceptance_id, ids[0].id);
+    assert_eq!(first.consent_id.as_deref(), Some(short.id.as_str()));
+    assert_eq!(first.application, "shop");
+    assert_eq!(
+        first.expired_date,
+        t0() + Duration::days(1) + Duration::hours(1)
+    );
+    let other = fx.other_project();
+    let none = other.svc.expired_acceptances(&other.project, 0, 20).await;
+    assert_eq!(none.unwrap().total, 0);
+    let err = fx
+        .svc
+        .expired_acceptances(&fx.project, 0, 0)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "invalid_page_size");
+}
