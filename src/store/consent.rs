@@ -229,6 +229,29 @@ pub trait HistoryStore: Send + Sync {
         page: u32,
         size: u32,
     ) -> impl Future<Output = Result<Page<ExpiredAcceptance>>> + Send;
+
+    /// Up to `limit` acceptances of the project (id and data subject, by
+    /// id) that ended — withdrawn, or expired while accepted — before
+    /// `before`, and whose subject is not a pseudonym yet: what a retention
+    /// purge rewrites.
+    fn ended_acceptances(
+        &self,
+        project: &str,
+        before: DateTime<Utc>,
+        limit: u32,
+    ) -> impl Future<Output = Result<Vec<(String, String)>>> + Send;
+
+    /// Purges one acceptance, in one transaction: every version gets
+    /// [`erase_acceptance`](crate::core::consent::erasure::erase_acceptance)`(data, pseudonym)`
+    /// and its ledger entries lose their salt (as
+    /// [`LedgerStore::erase_subject`] does for a whole subject); the
+    /// ledger is untouched. Counts only what changed.
+    fn purge_acceptance(
+        &self,
+        project: &str,
+        id: &str,
+        pseudonym: &str,
+    ) -> impl Future<Output = Result<ErasureCounts>> + Send;
 }
 
 /// Everything the consent service needs from storage.

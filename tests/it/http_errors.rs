@@ -597,6 +597,24 @@ impl accord::store::HistoryStore for Flaky {
             .expired_acceptances(project, now, page, size)
             .await
     }
+    async fn ended_acceptances(
+        &self,
+        project: &str,
+        before: chrono::DateTime<chrono::Utc>,
+        limit: u32,
+    ) -> Result<Vec<(String, String)>> {
+        self.check()?;
+        self.inner.ended_acceptances(project, before, limit).await
+    }
+    async fn purge_acceptance(
+        &self,
+        project: &str,
+        id: &str,
+        pseudonym: &str,
+    ) -> Result<accord::consent::erasure::ErasureCounts> {
+        self.check()?;
+        self.inner.purge_acceptance(project, id, pseudonym).await
+    }
 }
 
 #[tokio::test]

@@ -113,3 +113,80 @@ async fn expired_acceptances_on_sqlite() {
     let store = SqliteStore::open_in_memory().await.unwrap();
     expired_over_http(Arc::new(store)).await;
 }
+
+/// `POST …/retention/purge`: scope `consent.admin`, what was purged, the
+/// ledger still valid; 409 without a configured retention.
+#[tokio::test]
+async fn purge_over_http() {
+    use accord::consent::erasure::PseudonymKey;
+    let store = Arc::new(SqliteStore::open_in_memory().await.unwrap());
+    let clock = Arc::new(ManualClock::new(t0()));
+    let plain = Api::new(store.clone(), clock.clone(), Auth::hs256(SECRET).unwrap())
+        .with_pseudonym_key(PseudonymKey::new(&[42; 32]).unwrap());
+    let api = plain.clone().with_consent_retention(Duration::days(30));
+    let (base, client) = listen(api.clone()).await;
+    let (plain_base, _) = listen(plain).await;
+    let svc = api.consent();
+    let notice = svc
+        .create_content(
+            "p1",
+            "svc-privacy-notice-v1",
+            json!({"name": "Privacy", "descriptionEn": "How we use data", "revision": 1, "status": "PUBLISHED"}),
+            "admin",
+        )
+        .await
+        .unwrap();
+    let consent = svc
+        .create_content(
+            "p1",
+            "svc-consent-v1",
+            json!({"name": "Shop", "descriptionEn": "Please agree", "application": "shop",
+                   "purposes": ["email"], "lifespan": 1, "privacyNoticeRef": notice.id,
+                   "revision": 1, "status": "PUBLISHED"}),
+            "admin",
+        )
+        .await
+        .unwrap();
+    let req = AcceptConsentRequest {
+        app: Some("shop".into()),
+        data_subject: Some("alice@example.com".into()),
+        consent_id: Some(consent.id.clone()),
+        user_agent: Some("Mozilla/5.0".into()),
+        country: Some("TH".into()),
+        local_ip: Some("10.1.2.3".into()),
+        os_version: Some("17.2".into()),
+        model: Some("phone-x".into()),
+        device_fingerprint_id: Some("fp-1".into()),
+        ..AcceptConsentRequest::default()
+    };
+    svc.accept_consent("p1", req, "app").await.unwrap();
+    clock.advance(Duration::days(40));
+    let post = |base: String, scopes: &'static [&'static str]| {
+        let client = client.clone();
+        async move {
+            let res = client
+                .post(format!("{base}/consent/api/projects/p1/retention/purge"))
+                .bearer_auth(token(scopes, &["p1"]))
+                .send()
+                .await
+                .unwrap();
+            parts(res).await
+        }
+    };
+    let (status, _) = post(base.clone(), &[scope::CONSENT_AUDIT]).await;
+    assert_eq!(status, 403);
+    let (status, body) = post(plain_base, &[scope::CONSENT_ADMIN]).await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (409, Some("retention_not_configured"))
+    );
+    let (status, body) = post(base.clone(), &[scope::CONSENT_ADMIN]).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["acceptances"], 1);
+    assert_eq!(body["retentionDays"], 30);
+    assert_eq!(body["erased"]["acceptanceVersions"], 1);
+    assert_eq!(body["erased"]["ledgerSalts"], 1);
+    let export = svc.export_subject("p1", "alice@example.com").await.unwrap();
+    assert!(export.acceptances.is_empty(), "nothing personal is left");
+    assert!(svc.verify_ledger("p1").await.unwrap().valid);
+}

@@ -107,6 +107,24 @@ impl ExpiredAcceptance {
     }
 }
 
+/// What a retention purge did
+/// ([`ConsentService::purge_retention`](crate::service::consent::ConsentService::purge_retention)).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct PurgeReport {
+    /// Acceptances that ended (withdrawn or expired) before this instant
+    /// were purged: now minus the configured retention.
+    pub ended_before: DateTime<Utc>,
+    /// The retention, in days.
+    pub retention_days: i64,
+    /// Acceptances purged.
+    pub acceptances: u64,
+    /// What was rewritten: acceptance versions and ledger salts (purpose
+    /// events are left to erasure).
+    pub erased: super::erasure::ErasureCounts,
+}
+
 /// The consent and the privacy notice an acceptance pins (its latest pins,
 /// as its history reads them): whose version histories
 /// [`acceptance_rows`] needs.

@@ -5,9 +5,11 @@
 //! its primary key.
 
 use super::consent::content_versions_in;
+use super::content::data_json;
 use super::dialect::{execute, retry, row, rows, Abort, Conn, Dialect};
 use super::limit_offset;
-use super::query::{Sql, SqlRow};
+use super::query::{Json, Sql, SqlRow};
+use crate::core::consent::erasure::{self, ErasureCounts};
 use crate::core::consent::evidence::{EventKind, HistoryQuery, SubjectEvent};
 use crate::core::consent::history::{self, ExpiredAcceptance, HistoryRow};
 use crate::core::consent::{ContentRecord, ContentType, PurposeEvent};
@@ -312,4 +314,84 @@ pub(crate) async fn expired_acceptances<D: Dialect>(
     size: u32,
 ) -> Result<Page<ExpiredAcceptance>> {
     retry::<D, _, _, _>(|| try_expired(db, project, now, page, size)).await
+}
+
+/// [`HistoryStore::ended_acceptances`](crate::store::HistoryStore::ended_acceptances).
+pub(crate) async fn ended_acceptances<D: Dialect>(
+    db: &D,
+    project: &str,
+    before: chrono::DateTime<chrono::Utc>,
+    limit: u32,
+) -> Result<Vec<(String, String)>> {
+    let sql = Sql::new(
+        "SELECT record_id, MIN(data_subject) AS data_subject FROM consent_history \
+         WHERE project_id = $1 AND kind IN ($2, $3) AND at < $4 AND source = $5 \
+         AND data_subject NOT LIKE 'pseudonym:%' \
+         GROUP BY record_id ORDER BY record_id LIMIT $6",
+    )
+    .bind(project)
+    .bind(EventKind::Expired.as_str())
+    .bind(EventKind::Withdrawn.as_str())
+    .bind(before)
+    .bind(ACCEPTANCE)
+    .bind(i64::from(limit));
+    retry::<D, _, _, _>(|| async {
+        let mut conn = super::dialect::acquire(db).await?;
+        rows::<D>(&mut conn, &sql)
+            .await?
+            .iter()
+            .map(|r| Ok((r.col("record_id")?, r.col("data_subject")?)))
+            .collect::<Result<_>>()
+            .map_err(Abort::Fail)
+    })
+    .await
+}
+
+async fn try_purge<D: Dialect>(
+    db: &D,
+    project: &str,
+    id: &str,
+    pseudonym: &str,
+) -> Result<ErasureCounts, Abort> {
+    let mut tx = db.begin_write().await?;
+    let mut counts = ErasureCounts::default();
+    let versions =
+        content_versions_in::<D>(tx.conn(), project, ContentType::ConsentAcceptance, id).await?;
+    for v in &versions {
+        let erased = erasure::erase_acceptance(&v.data, pseudonym);
+        if erased == v.data {
+            continue;
+        }
+        let update = Sql::new(
+            "UPDATE content_version SET data = $1 \
+             WHERE project_id = $2 AND content_type = $3 AND id = $4 AND version = $5",
+        )
+        .bind(Json(data_json(&erased)?))
+        .bind(project)
+        .bind(ContentType::ConsentAcceptance.as_str())
+        .bind(id)
+        .bind(v.version);
+        execute::<D>(tx.conn(), &update).await?;
+        counts.acceptance_versions += 1;
+    }
+    let forget = Sql::new(
+        "UPDATE consent_ledger SET salt = NULL \
+         WHERE project_id = $1 AND record_id = $2 AND salt IS NOT NULL",
+    )
+    .bind(project)
+    .bind(id);
+    counts.ledger_salts = execute::<D>(tx.conn(), &forget).await?;
+    refresh_acceptance::<D>(tx.conn(), project, id).await?;
+    tx.commit().await?;
+    Ok(counts)
+}
+
+/// [`HistoryStore::purge_acceptance`](crate::store::HistoryStore::purge_acceptance).
+pub(crate) async fn purge_acceptance<D: Dialect>(
+    db: &D,
+    project: &str,
+    id: &str,
+    pseudonym: &str,
+) -> Result<ErasureCounts> {
+    retry::<D, _, _, _>(|| try_purge(db, project, id, pseudonym)).await
 }

@@ -45,6 +45,7 @@ use crate::core::error::{Appears, ErrorCode, ErrorKind};
         evidence::ledger,
         evidence::verify_ledger,
         retention::expired_acceptances,
+        retention::purge,
         campaign::search,
         campaign::redeem,
         campaign::cancel_redemption,
