@@ -119,8 +119,10 @@ fn bench_store<S: ConsentStore + 'static>(c: &mut Criterion, rt: &Runtime, name:
         assert_eq!(got.total, 2 * ACCEPTANCES);
         assert_eq!(got.items.len(), 20);
         group.bench_function(label, |b| {
-            b.to_async(rt)
-                .iter(|| async { svc.subject_history(project, "long", &q).await.unwrap() });
+            b.iter(|| {
+                rt.block_on(svc.subject_history(project, "long", &q))
+                    .unwrap()
+            });
         });
     }
     group.finish();
@@ -136,24 +138,25 @@ fn bench_store<S: ConsentStore + 'static>(c: &mut Criterion, rt: &Runtime, name:
     group.sample_size(30);
     group.measurement_time(Duration::from_secs(4));
     group.bench_function("accept", |b| {
-        b.to_async(rt).iter(|| async {
-            svc.accept_consent(project, request(&next(), &consent_id), "app")
-                .await
+        b.iter(|| {
+            rt.block_on(svc.accept_consent(project, request(&next(), &consent_id), "app"))
                 .unwrap()
         });
     });
     group.bench_function("accept+receipt", |b| {
-        b.to_async(rt).iter(|| async {
-            let a = svc
-                .accept_consent(project, request(&next(), &consent_id), "app")
-                .await
-                .unwrap();
-            let (record, entry) = svc
-                .acceptance_with_entry(project, &a.id, None)
-                .await
-                .unwrap();
-            let entry = EntryRef::parse(&entry.unwrap()).unwrap();
-            signer.sign(&for_acceptance(&record, &entry, &controller))
+        b.iter(|| {
+            rt.block_on(async {
+                let a = svc
+                    .accept_consent(project, request(&next(), &consent_id), "app")
+                    .await
+                    .unwrap();
+                let (record, entry) = svc
+                    .acceptance_with_entry(project, &a.id, None)
+                    .await
+                    .unwrap();
+                let entry = EntryRef::parse(&entry.unwrap()).unwrap();
+                signer.sign(&for_acceptance(&record, &entry, &controller))
+            })
         });
     });
     let sample = rt
@@ -169,19 +172,21 @@ fn bench_store<S: ConsentStore + 'static>(c: &mut Criterion, rt: &Runtime, name:
         ("write/plain", ContentType::Purpose),
     ] {
         group.bench_function(label, |b| {
-            b.to_async(rt).iter(|| async {
-                let mut data = data.clone();
-                let id = next();
-                data.insert("dataSubject".into(), json!(id));
-                let write = ContentWrite {
-                    project_id: project.into(),
-                    content_type,
-                    id,
-                    data,
-                    actor: "app".into(),
-                    at: accord::Clock::now(&*clock),
-                };
-                store.insert_content(&write).await.unwrap()
+            b.iter(|| {
+                rt.block_on(async {
+                    let mut data = data.clone();
+                    let id = next();
+                    data.insert("dataSubject".into(), json!(id));
+                    let write = ContentWrite {
+                        project_id: project.into(),
+                        content_type,
+                        id,
+                        data,
+                        actor: "app".into(),
+                        at: accord::Clock::now(&*clock),
+                    };
+                    store.insert_content(&write).await.unwrap()
+                })
             });
         });
     }
