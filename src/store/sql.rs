@@ -31,6 +31,7 @@ pub(crate) mod history;
 pub(crate) mod ledger;
 pub(crate) mod migrate;
 pub(crate) mod query;
+pub(crate) mod records;
 pub(crate) mod redemption;
 pub(crate) mod settings;
 
