@@ -92,7 +92,7 @@ pub(crate) async fn after_content<D: Dialect>(
         }
         ContentType::Consent => "consent_id",
         ContentType::PrivacyNotice => "notice_id",
-        _ => return Ok(()),
+        ContentType::Purpose => return Ok(()),
     };
     let pinning = Sql::new(format!(
         "SELECT DISTINCT record_id FROM consent_history \
