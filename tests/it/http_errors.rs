@@ -663,6 +663,36 @@ impl accord::store::HistoryStore for Flaky {
             .subject_history(project, subject, query, now)
             .await
     }
+    async fn expired_acceptances(
+        &self,
+        project: &str,
+        now: chrono::DateTime<chrono::Utc>,
+        page: u32,
+        size: u32,
+    ) -> Result<accord::store::Page<accord::consent::history::ExpiredAcceptance>> {
+        self.check()?;
+        self.inner
+            .expired_acceptances(project, now, page, size)
+            .await
+    }
+    async fn ended_acceptances(
+        &self,
+        project: &str,
+        before: chrono::DateTime<chrono::Utc>,
+        limit: u32,
+    ) -> Result<Vec<(String, String)>> {
+        self.check()?;
+        self.inner.ended_acceptances(project, before, limit).await
+    }
+    async fn purge_acceptance(
+        &self,
+        project: &str,
+        id: &str,
+        pseudonym: &str,
+    ) -> Result<accord::consent::erasure::ErasureCounts> {
+        self.check()?;
+        self.inner.purge_acceptance(project, id, pseudonym).await
+    }
 }
 
 #[tokio::test]

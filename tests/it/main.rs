@@ -40,6 +40,7 @@ mod http_openapi;
 mod http_quota_view;
 mod http_receipts;
 mod http_revisions;
+mod http_retention;
 mod layers;
 mod redeem_round_trips;
 mod snapshot_refresh;

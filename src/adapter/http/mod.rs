@@ -51,6 +51,7 @@ mod ops;
 pub mod ratelimit;
 pub mod receipt;
 mod revisions;
+mod retention;
 mod serve;
 
 use std::sync::Arc;
@@ -174,6 +175,15 @@ impl<S: HttpStore> Api<S> {
         self
     }
 
+    /// The router with a retention period for consent acceptances
+    /// ([`ConsentService::with_retention`]); without one, a purge answers
+    /// 409 `retention_not_configured`.
+    #[must_use]
+    pub fn with_consent_retention(mut self, retention: chrono::Duration) -> Self {
+        self.consent = Arc::new((*self.consent).clone().with_retention(retention));
+        self
+    }
+
     /// The router with the key that signs consent receipts and the
     /// controller they name; without one, receipts answer 409
     /// `receipts_not_configured` and the JWK set is empty.
@@ -282,6 +292,8 @@ routes! {
     GET "/consent/api/projects/{projId}/receipts/{id}" CONSENT_R => evidence::receipt::<S>;
     GET "/consent/api/projects/{projId}/ledger" CONSENT_AUD => evidence::ledger::<S>;
     GET "/consent/api/projects/{projId}/ledger/verify" CONSENT_AUD => evidence::verify_ledger::<S>;
+    GET "/consent/api/projects/{projId}/retention/expired" CONSENT_AUD => retention::expired_acceptances::<S>;
+    POST "/consent/api/projects/{projId}/retention/purge" CONSENT_ADM => retention::purge::<S>;
 
     POST "/campaign/api/projects/{projId}/search" CAMPAIGN_R => campaign::search::<S>;
     POST "/campaign/api/projects/{projId}/redeem/campaign-code" CAMPAIGN_W => campaign::redeem::<S>;

@@ -204,6 +204,8 @@ catalogue! {
         "Consent receipts need a signing key, and the server has none.";
     ErasureNotConfigured = "erasure_not_configured", Conflict, Problem, "Erasure not configured",
         "Erasure needs a pseudonym key, and the server has none.";
+    RetentionNotConfigured = "retention_not_configured", Conflict, Problem, "Retention not configured",
+        "A purge needs a retention period in the server's configuration, and the server has none.";
 
     // 413: a size or work budget.
     PayloadTooLarge = "payload_too_large", LimitExceeded, Problem, "Payload too large",

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use utoipa::OpenApi;
 
 use super::error::{Problem, PROBLEM_JSON};
-use super::{campaign, consent, content, evidence, ops, revisions};
+use super::{campaign, consent, content, evidence, ops, retention, revisions};
 use crate::core::error::{Appears, ErrorCode, ErrorKind};
 
 /// The OpenAPI document of the router.
@@ -44,6 +44,8 @@ use crate::core::error::{Appears, ErrorCode, ErrorKind};
         evidence::jwks,
         evidence::ledger,
         evidence::verify_ledger,
+        retention::expired_acceptances,
+        retention::purge,
         campaign::search,
         campaign::redeem,
         campaign::cancel_redemption,
