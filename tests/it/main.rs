@@ -36,6 +36,7 @@ mod http_evidence;
 mod http_jwks_url;
 mod http_limits;
 mod http_openapi;
+mod http_otel;
 mod http_quota_view;
 mod layers;
 mod snapshot_refresh;
