@@ -35,6 +35,7 @@
 //! | `evidence` | consent evidence: subject history and state, record versions |
 //! | `campaign` | the campaign routes |
 //! | `ops` | `/healthz`, `/readyz`, `/openapi.json`, the request log, the target length limit |
+//! | `otel` | the spans exported to OpenTelemetry (feature `otel`) |
 //! | `openapi` | the generated OpenAPI 3.1 document |
 //! | [`serve`] | HTTP/1.1 over TCP with timeouts and a connection cap; hyper's own refusals as problems |
 
@@ -48,10 +49,14 @@ mod extract;
 pub mod metrics;
 mod openapi;
 mod ops;
+#[cfg(not(feature = "otel"))]
+mod otel;
+#[cfg(feature = "otel")]
+pub mod otel;
 pub mod ratelimit;
 pub mod receipt;
-mod revisions;
 mod retention;
+mod revisions;
 mod serve;
 
 use std::sync::Arc;

@@ -22,8 +22,8 @@ pub use super::promotion::{
     AllocateMethod, BenefitCap, CapScope, Capped, CappedBy, LineShare, Stacking,
     DEFAULT_AMOUNT_ATTRIBUTE,
 };
-use super::window::QuotaWindow;
 use super::schedule::StatusChange;
+use super::window::QuotaWindow;
 use crate::core::wire::{self, Scalar};
 use crate::string_enum;
 
