@@ -193,6 +193,6 @@ pub trait LedgerStore: Send + Sync {
 }
 
 /// Everything the consent service needs from storage.
-pub trait ConsentStore: ContentStore + ConsentLedger + LedgerStore {}
+pub trait ConsentStore: ContentStore + ConsentLedger + LedgerStore + super::FileStore {}
 
-impl<T: ContentStore + ConsentLedger + LedgerStore> ConsentStore for T {}
+impl<T: ContentStore + ConsentLedger + LedgerStore + super::FileStore> ConsentStore for T {}

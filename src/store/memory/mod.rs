@@ -4,6 +4,7 @@
 
 mod campaign;
 mod consent;
+mod file;
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
@@ -12,6 +13,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 pub struct MemoryStore {
     campaigns: Mutex<campaign::State>,
     consent: Mutex<consent::State>,
+    files: Mutex<file::Files>,
 }
 
 impl MemoryStore {
