@@ -255,6 +255,12 @@ pub trait HistoryStore: Send + Sync {
 }
 
 /// Everything the consent service needs from storage.
-pub trait ConsentStore: ContentStore + ConsentLedger + LedgerStore + HistoryStore {}
+pub trait ConsentStore:
+    ContentStore + ConsentLedger + LedgerStore + HistoryStore + super::FileStore
+{
+}
 
-impl<T: ContentStore + ConsentLedger + LedgerStore + HistoryStore> ConsentStore for T {}
+impl<T: ContentStore + ConsentLedger + LedgerStore + HistoryStore + super::FileStore> ConsentStore
+    for T
+{
+}

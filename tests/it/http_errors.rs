@@ -756,3 +756,25 @@ async fn store_down_is_503_with_retry_after_and_a_panic_is_a_500_problem() {
     let (status, body) = parts(client.get(&list).bearer_auth(&admin).send().await.unwrap()).await;
     assert_eq!((status, body), (200, json!([])));
 }
+
+impl accord::store::FileStore for Flaky {
+    async fn put_file(
+        &self,
+        file: &accord::consent::file::StoredFile,
+    ) -> Result<(accord::consent::file::StoredFile, bool)> {
+        self.check()?;
+        self.inner.put_file(file).await
+    }
+    async fn file(
+        &self,
+        project: &str,
+        sha256: &str,
+    ) -> Result<Option<accord::consent::file::StoredFile>> {
+        self.check()?;
+        self.inner.file(project, sha256).await
+    }
+    async fn file_exists(&self, project: &str, sha256: &str) -> Result<bool> {
+        self.check()?;
+        self.inner.file_exists(project, sha256).await
+    }
+}

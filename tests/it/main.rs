@@ -34,6 +34,7 @@ mod http_consent;
 mod http_content_versions;
 mod http_errors;
 mod http_evidence;
+mod http_files;
 mod http_jwks_url;
 mod http_limits;
 mod http_openapi;

@@ -46,6 +46,7 @@ mod content;
 pub mod error;
 mod evidence;
 mod extract;
+mod files;
 pub mod metrics;
 mod openapi;
 mod ops;
@@ -289,6 +290,8 @@ routes! {
     PUT "/cms/api/projects/{projId}/c/{type}/{id}" CMS_W => content::replace_content::<S>;
     GET "/cms/api/projects/{projId}/c/{type}/{id}/versions" CMS_R => evidence::content_versions::<S>;
     GET "/cms/api/projects/{projId}/c/{type}/{id}/versions/{version}" CMS_R => evidence::content_version::<S>;
+    POST "/cms/api/projects/{projId}/files" CMS_W => files::upload_file::<S>;
+    GET "/cms/api/projects/{projId}/files/{sha256}" CMS_R => files::get_file::<S>;
 
     GET "/consent/api/projects/{projId}/subjects/history" CONSENT_AUD => evidence::subject_history::<S>;
     GET "/consent/api/projects/{projId}/subjects/state" CONSENT_AUD => evidence::subject_state::<S>;

@@ -164,6 +164,8 @@ catalogue! {
         "No purpose with this code in the project.";
     ReceiptNotFound = "receipt_not_found", NotFound, Problem, "Receipt not found",
         "No consent receipt with this id in the project.";
+    FileNotFound = "file_not_found", NotFound, Problem, "File not found",
+        "No file with this SHA-256 was uploaded to the project.";
 
     // 405, 408, 414, 415, 429, 431: the HTTP layer.
     MethodNotAllowed = "method_not_allowed", MethodNotAllowed, Problem, "Method not allowed",
@@ -244,6 +246,10 @@ catalogue! {
         "A list with more items than its limit.";
     EvidenceMismatch = "evidence_mismatch", Validation, Field, "Evidence mismatch",
         "An evidence field of an acceptance that differs from what the server derives.";
+    UnknownFile = "unknown_file", Validation, Both, "Unknown file",
+        "A `formScreen` that is not the SHA-256 of a file uploaded to the project.";
+    FileTypeMismatch = "file_type_mismatch", Validation, Problem, "File type mismatch",
+        "The uploaded bytes are not of the type the `Content-Type` names (or of none of the accepted types).";
     InvalidJwtKey = "invalid_jwt_key", Validation, Problem, "Invalid JWT key",
         "A configured token verification key that cannot be used.";
     InvalidIdempotencyKey = "invalid_idempotency_key", Validation, Both, "Invalid idempotency key",

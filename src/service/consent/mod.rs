@@ -2,6 +2,7 @@
 
 mod cms;
 mod evidence;
+mod files;
 
 pub use evidence::SubjectExport;
 
@@ -243,6 +244,14 @@ impl<S: ConsentStore> ConsentService<S> {
                 asked
             }
         };
+        let screen = self
+            .pinned_screen(
+                project,
+                req.form_screen.as_deref(),
+                &record.data,
+                "formScreen",
+            )
+            .await?;
         let now = self.clock.now();
         let expired = rules::expiry(now, consent.lifespan);
         let mut data = Map::new();
@@ -275,6 +284,9 @@ impl<S: ConsentStore> ConsentService<S> {
             .unwrap_or_else(|| notice.as_ref().map_or("und", |n| n.language()).to_owned());
         put("privacyNoticeRevision", notice.map(|n| n.revision).into());
         put("language", language.into());
+        if let Some(screen) = screen {
+            put("formScreen", screen.into());
+        }
         put("receivedDate", format_time(now).into());
         let stored = self
             .store

@@ -36,6 +36,7 @@ macro_rules! store_calls {
         $crate::store::sql::calls::store_calls!(impl LedgerStore for $store);
         $crate::store::sql::calls::store_calls!(impl HistoryStore for $store);
         $crate::store::sql::hold::hold_calls!($store);
+        $crate::store::sql::calls::store_calls!(impl FileStore for $store);
         $crate::store::sql::calls::common_methods!($store);
     };
 
@@ -469,6 +470,35 @@ macro_rules! store_calls {
                         .await
                 })
                 .await
+            }
+        }
+    };
+
+    (impl FileStore for $store:ty) => {
+        impl $crate::store::FileStore for $store {
+            async fn put_file(
+                &self,
+                file: &$crate::core::consent::file::StoredFile,
+            ) -> $crate::Result<($crate::core::consent::file::StoredFile, bool)> {
+                let file = file.clone();
+                self.write_call(move |s| async move {
+                    $crate::store::sql::file::put_file(&s, &file).await
+                })
+                .await
+            }
+
+            async fn file(
+                &self,
+                project: &str,
+                sha256: &str,
+            ) -> $crate::Result<Option<$crate::core::consent::file::StoredFile>> {
+                self.read_call($crate::store::sql::file::file(self, project, sha256))
+                    .await
+            }
+
+            async fn file_exists(&self, project: &str, sha256: &str) -> $crate::Result<bool> {
+                self.read_call($crate::store::sql::file::file_exists(self, project, sha256))
+                    .await
             }
         }
     };

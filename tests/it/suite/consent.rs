@@ -11,6 +11,7 @@ pub mod app;
 pub mod cases;
 pub mod content;
 pub mod edits;
+pub mod files;
 pub mod integrity;
 pub mod limits;
 pub mod lists;
@@ -81,6 +82,8 @@ macro_rules! consent_suite {
             store::concurrent_replaces_of_one_version_one_wins,
             store::concurrent_acceptances_of_one_subject,
             store::store_errors,
+            files::files_are_content_addressed,
+            files::acceptances_pin_the_screen,
         );
         $crate::suite::consent::consent_suite!(@blocking $fixture;
             props::purpose_flag_is_latest_event,

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use utoipa::OpenApi;
 
 use super::error::{Problem, PROBLEM_JSON};
-use super::{campaign, consent, content, evidence, ops, retention, revisions};
+use super::{campaign, consent, content, evidence, files, ops, retention, revisions};
 use crate::core::error::{Appears, ErrorCode, ErrorKind};
 
 /// The OpenAPI document of the router.
@@ -36,6 +36,8 @@ use crate::core::error::{Appears, ErrorCode, ErrorKind};
         content::replace_content,
         evidence::content_versions,
         evidence::content_version,
+        files::upload_file,
+        files::get_file,
         evidence::subject_history,
         evidence::subject_state,
         evidence::export_subject,
