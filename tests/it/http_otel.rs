@@ -28,22 +28,10 @@ impl SpanExporter for Caught {
 
 const PERSONAL: &[&str] = &["alice-4242", "10.1.2.3", "device-fp-77", "SAVE100-alice"];
 
-/// A current-thread runtime (`tokio::test`): the subscriber set for this
-/// thread sees the server's spans too.
-#[tokio::test]
-async fn requests_searches_and_redeems_are_traced_without_personal_data() {
-    let caught = Caught::default();
-    let provider = SdkTracerProvider::builder()
-        .with_simple_exporter(caught.clone())
-        .build();
-    let subscriber =
-        tracing_subscriber::registry().with(accord::http::otel::layer(provider.tracer("test")));
-    let _guard = tracing::subscriber::set_default(subscriber);
-    opentelemetry::global::set_text_map_propagator(
-        opentelemetry_sdk::propagation::TraceContextPropagator::new(),
-    );
-
-    let s = start().await;
+/// Campaign and consent requests carrying a user id, a data subject, an
+/// IP, a device and an idempotency key; the search continues a caller's
+/// trace (`traceparent`).
+async fn traffic(s: &crate::http_support::Server) {
     s.create("promo_code").await;
     let request = json!({
         "campaignCode": "SAVE100",
@@ -87,6 +75,25 @@ async fn requests_searches_and_redeems_are_traced_without_personal_data() {
         .await
         .unwrap();
     assert_eq!(res.status(), 200);
+}
+
+/// A current-thread runtime (`tokio::test`): the subscriber set for this
+/// thread sees the server's spans too.
+#[tokio::test]
+async fn requests_searches_and_redeems_are_traced_without_personal_data() {
+    let caught = Caught::default();
+    let provider = SdkTracerProvider::builder()
+        .with_simple_exporter(caught.clone())
+        .build();
+    let subscriber =
+        tracing_subscriber::registry().with(accord::http::otel::layer(provider.tracer("test")));
+    let _guard = tracing::subscriber::set_default(subscriber);
+    opentelemetry::global::set_text_map_propagator(
+        opentelemetry_sdk::propagation::TraceContextPropagator::new(),
+    );
+
+    let s = start().await;
+    traffic(&s).await;
     provider.force_flush().unwrap();
 
     let spans = caught.0.lock().unwrap().clone();
