@@ -193,12 +193,18 @@ pub(crate) async fn redeem<S: HttpStore>(
             .map_err(|_| ApiError::invalid_parameter("Idempotency-Key", "must be visible ASCII"))?;
         request.idempotency_key = Some(key.to_owned());
     }
+    // Validated once, here; the service and the engine read the typed
+    // request and never check it again.
     let traced = super::otel::operation("campaign.redeem");
-    let result = api
-        .campaigns
-        .redeem(path.project(), &request)
-        .instrument(traced.clone())
-        .await;
+    let result = match crate::core::engine::ParsedRedeem::parse(&request) {
+        Ok(parsed) => {
+            api.campaigns
+                .redeem_parsed(path.project(), &parsed)
+                .instrument(traced.clone())
+                .await
+        }
+        Err(e) => Err(e),
+    };
     let outcome = match &result {
         Ok(r) if r.replayed => "replayed",
         Ok(_) => "redeemed",
