@@ -6,8 +6,8 @@
 //! The other binaries are apart for a reason: `admin` drives a browser,
 //! `reliability` kills servers and cuts connections (timing-sensitive, so
 //! not beside hundreds of parallel tests), and `http_logging`,
-//! `http_logging_errors` and `http_readme` each install the process-wide
-//! log subscriber.
+//! `http_logging_errors`, `http_otel` and `http_readme` each install the
+//! process-wide log subscriber.
 
 #[path = "../support/mod.rs"]
 mod support;

@@ -193,9 +193,9 @@ pub(crate) async fn redeem<S: HttpStore>(
             .map_err(|_| ApiError::invalid_parameter("Idempotency-Key", "must be visible ASCII"))?;
         request.idempotency_key = Some(key.to_owned());
     }
-    let traced = super::otel::operation("campaign.redeem");
     // Validated once, here; the service and the engine read the typed
     // request and never check it again.
+    let traced = super::otel::operation("campaign.redeem");
     let result = match crate::core::engine::ParsedRedeem::parse(&request) {
         Ok(parsed) => {
             api.campaigns

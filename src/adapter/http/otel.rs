@@ -23,16 +23,18 @@ use tracing::Span;
 #[cfg_attr(not(feature = "otel"), allow(dead_code))]
 pub(crate) const TARGET: &str = "accord::otel";
 
-/// The span of one request, to be entered around the handler.
-pub(crate) fn request_span(method: &Method, route: &str, headers: &HeaderMap) -> Span {
+/// The span of one request (`request_id`: its `x-request-id`), to be
+/// entered around the handler.
+pub(crate) fn request_span(
+    method: &Method,
+    route: &str,
+    request_id: &str,
+    headers: &HeaderMap,
+) -> Span {
     #[cfg(feature = "otel")]
     {
         use tracing::field::Empty;
         use tracing_opentelemetry::OpenTelemetrySpanExt as _;
-        let request_id = headers
-            .get(super::ops::REQUEST_ID)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default();
         let span = tracing::trace_span!(
             target: "accord::otel",
             "request",
@@ -55,7 +57,7 @@ pub(crate) fn request_span(method: &Method, route: &str, headers: &HeaderMap) ->
     }
     #[cfg(not(feature = "otel"))]
     {
-        let _ = (method, route, headers);
+        let _ = (method, route, request_id, headers);
         Span::none()
     }
 }
