@@ -1,5 +1,7 @@
 //! `CampaignService`: campaign administration, search and redeem over a store.
 
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -8,7 +10,7 @@ use rust_decimal::Decimal;
 use uuid::Uuid;
 
 use super::snapshots::{Snapshot, Snapshots, DEFAULT_REFRESH};
-use super::usage::UsageCache;
+use super::usage::{self, UsageCache};
 use crate::core::campaign::model::{
     Campaign, CampaignInput, Explanation, RedeemRequest, Redemption, SearchRequest, SearchResponse,
     TxStatus,
@@ -20,19 +22,22 @@ use crate::core::engine::{self, stacking, CompiledCampaign, Engine, ParsedRedeem
 use crate::core::error::ErrorCode;
 use crate::core::limits::{MAX_CAMPAIGNS_PER_PROJECT, MAX_REF_CODE_LEN};
 use crate::store::{
-    check_page_size, CampaignQuery, CampaignStore, Page, RedeemOutcome, RedemptionPlan,
+    check_page_size, CampaignQuery, CampaignStore, Counter, Page, RedeemOutcome, RedemptionPlan,
     RedemptionQuery, RedemptionStore,
 };
 use crate::{Error, Result};
 
 #[path = "combine.rs"]
 mod combine;
+#[path = "holds.rs"]
+mod holds;
 #[path = "preview.rs"]
 mod preview;
 #[path = "quota_view.rs"]
 mod quota_view;
 #[path = "transfer.rs"]
 mod transfer;
+pub use holds::{HoldRequest, DEFAULT_HOLD_TTL_SECONDS, MAX_LIVE_HOLDS_LISTED};
 pub use preview::{Preview, PreviewHit, PreviewQuota};
 pub use quota_view::{QuotaUsagePage, QuotaUsageQuery, DEFAULT_QUOTA_PAGE_SIZE};
 pub use transfer::Imported;
@@ -274,7 +279,9 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
             .get(&*self.store, project, self.zones.of(project))
             .await?;
         let outcome = snapshot.engine.search(request, now, options.explain)?;
-        let usage = self.quota_usage_for_search(project, &outcome.hits).await?;
+        let usage = self
+            .quota_usage_for_search(project, &outcome.hits, now)
+            .await?;
         let mut actions = Vec::new();
         let mut explanations = outcome.explanations;
         let mut kept = Vec::with_capacity(outcome.hits.len());
@@ -338,20 +345,33 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
         &self,
         project: &str,
         hits: &[engine::CampaignHit<'_>],
+        now: DateTime<Utc>,
     ) -> Result<Vec<Decimal>> {
-        let keys: Vec<&str> = hits
+        let keys: Vec<Cow<'_, str>> = hits
             .iter()
-            .flat_map(|h| h.charges.iter().map(|c| c.key.as_str()))
+            .flat_map(|h| h.charges.iter().map(usage::cache_key))
             .collect();
         if keys.is_empty() {
             return Ok(Vec::new());
         }
-        let lookup = self.usage.lookup(project, &keys);
+        let refs: Vec<&str> = keys.iter().map(AsRef::as_ref).collect();
+        let lookup = self.usage.lookup(project, &refs);
         let mut used = lookup.used;
         if !lookup.missing.is_empty() {
             let read_at = Instant::now();
-            let read = self.store.quota_usage(project, &lookup.missing).await?;
-            for (u, key) in used.iter_mut().zip(&keys) {
+            let counters: Vec<Counter> = lookup
+                .missing
+                .iter()
+                .map(|k| usage::counter_of(k))
+                .collect();
+            let read: HashMap<String, Decimal> = lookup
+                .missing
+                .iter()
+                .cloned()
+                .zip(self.store.counter_usage(project, &counters, now).await?)
+                .map(|(k, u)| (k, u.used))
+                .collect();
+            for (u, key) in used.iter_mut().zip(&refs) {
                 if u.is_none() {
                     *u = Some(read.get(*key).copied().unwrap_or_default());
                 }
@@ -406,10 +426,8 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
         let outcome = self.store.redeem(&plan).await;
         // Whatever the outcome (an error may come after the commit), what
         // search kept of these keys may be out of date now.
-        self.usage.forget(
-            project,
-            plan.redemption.quotas.iter().map(|c| c.key.as_str()),
-        );
+        self.usage
+            .forget(project, plan.redemption.quotas.iter().map(usage::cache_key));
         match outcome? {
             RedeemOutcome::Recorded(r) => Ok(RedeemResult {
                 redemption: r,
@@ -507,7 +525,7 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
         match &cancelled {
             Ok(Some(r)) => self
                 .usage
-                .forget(project, r.quotas.iter().map(|c| c.key.as_str())),
+                .forget(project, r.quotas.iter().map(usage::cache_key)),
             Ok(None) => {}
             // The keys are unknown, and the error may come after the commit.
             Err(_) => self.usage.forget_project(project),

@@ -35,6 +35,7 @@ macro_rules! store_calls {
         $crate::store::sql::calls::store_calls!(impl ConsentLedger for $store);
         $crate::store::sql::calls::store_calls!(impl LedgerStore for $store);
         $crate::store::sql::calls::store_calls!(impl HistoryStore for $store);
+        $crate::store::sql::hold::hold_calls!($store);
         $crate::store::sql::calls::common_methods!($store);
     };
 
@@ -203,6 +204,18 @@ macro_rules! store_calls {
             ) -> $crate::Result<std::collections::HashMap<String, rust_decimal::Decimal>> {
                 self.read_call($crate::store::sql::redemption::quota_usage(
                     self, project, keys,
+                ))
+                .await
+            }
+
+            async fn counter_usage(
+                &self,
+                project: &str,
+                counters: &[$crate::store::Counter],
+                at: chrono::DateTime<chrono::Utc>,
+            ) -> $crate::Result<Vec<$crate::store::CounterUsage>> {
+                self.read_call($crate::store::sql::redemption::counter_usage(
+                    self, project, counters, at,
                 ))
                 .await
             }
