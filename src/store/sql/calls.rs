@@ -34,6 +34,8 @@ macro_rules! store_calls {
         $crate::store::sql::calls::store_calls!(impl ContentStore for $store);
         $crate::store::sql::calls::store_calls!(impl ConsentLedger for $store);
         $crate::store::sql::calls::store_calls!(impl LedgerStore for $store);
+        $crate::store::sql::calls::store_calls!(impl HistoryStore for $store);
+        $crate::store::sql::hold::hold_calls!($store);
         $crate::store::sql::calls::common_methods!($store);
     };
 
@@ -88,6 +90,17 @@ macro_rules! store_calls {
             ) -> $crate::Result<Option<$crate::core::campaign::Campaign>> {
                 self.read_call($crate::store::sql::campaign::campaign_by_code(
                     self, project, ref_code,
+                ))
+                .await
+            }
+
+            async fn campaigns_by_code(
+                &self,
+                project: &str,
+                ref_codes: &[&str],
+            ) -> $crate::Result<Vec<$crate::core::campaign::Campaign>> {
+                self.read_call($crate::store::sql::campaign::campaigns_by_code(
+                    self, project, ref_codes,
                 ))
                 .await
             }
@@ -225,6 +238,18 @@ macro_rules! store_calls {
             ) -> $crate::Result<std::collections::HashMap<String, rust_decimal::Decimal>> {
                 self.read_call($crate::store::sql::redemption::quota_usage(
                     self, project, keys,
+                ))
+                .await
+            }
+
+            async fn counter_usage(
+                &self,
+                project: &str,
+                counters: &[$crate::store::Counter],
+                at: chrono::DateTime<chrono::Utc>,
+            ) -> $crate::Result<Vec<$crate::store::CounterUsage>> {
+                self.read_call($crate::store::sql::redemption::counter_usage(
+                    self, project, counters, at,
                 ))
                 .await
             }
@@ -383,6 +408,24 @@ macro_rules! store_calls {
             ) -> $crate::Result<Vec<$crate::core::consent::PurposeEvent>> {
                 self.read_call($crate::store::sql::consent::purpose_events(
                     self, project, subject, app,
+                ))
+                .await
+            }
+        }
+    };
+
+    (impl HistoryStore for $store:ty) => {
+        impl $crate::store::HistoryStore for $store {
+            async fn subject_history(
+                &self,
+                project: &str,
+                subject: &str,
+                query: &$crate::core::consent::evidence::HistoryQuery,
+                now: chrono::DateTime<chrono::Utc>,
+            ) -> $crate::Result<$crate::store::Page<$crate::core::consent::evidence::SubjectEvent>>
+            {
+                self.read_call($crate::store::sql::history::subject_history(
+                    self, project, subject, query, now,
                 ))
                 .await
             }
