@@ -33,6 +33,7 @@ mod http_consent;
 mod http_content_versions;
 mod http_errors;
 mod http_evidence;
+mod http_holds;
 mod http_limits;
 mod http_openapi;
 mod http_quota_view;
