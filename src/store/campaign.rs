@@ -234,6 +234,23 @@ pub trait CampaignStore: Send + Sync {
         ref_code: &str,
     ) -> impl Future<Output = Result<Option<Campaign>>> + Send;
 
+    /// The campaigns of these reference codes that exist, in any order:
+    /// what a redeem reads (its campaign and those of `withCampaigns`), in
+    /// one round trip where the store has a database.
+    fn campaigns_by_code(
+        &self,
+        project: &str,
+        ref_codes: &[&str],
+    ) -> impl Future<Output = Result<Vec<Campaign>>> + Send {
+        async move {
+            let mut found = Vec::with_capacity(ref_codes.len());
+            for code in ref_codes {
+                found.extend(self.campaign_by_code(project, code).await?);
+            }
+            Ok(found)
+        }
+    }
+
     /// A page of campaigns.
     fn list_campaigns(
         &self,

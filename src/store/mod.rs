@@ -35,7 +35,9 @@ mod ping;
 pub use hold::{Confirmation, Counter, CounterUsage, HoldOutcome, HoldStore};
 pub use ping::Ping;
 
-pub use consent::{ConsentLedger, ConsentStore, ContentStore, LedgerStore, StoredEntry};
+pub use consent::{
+    ConsentLedger, ConsentStore, ContentStore, HistoryStore, LedgerStore, StoredEntry,
+};
 
 pub use crate::core::page::{
     check_page_size, Page, SortDirection, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE,
@@ -54,6 +56,11 @@ pub mod postgres;
 mod sql;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
+/// The database calls and statements this thread sent so far (SQL stores;
+/// test support, feature `testkit`): see the round-trip tests of redeem.
+#[cfg(all(feature = "testkit", any(feature = "sqlite", feature = "postgres")))]
+#[doc(hidden)]
+pub use sql::dialect::sent::counts as sql_sent;
 
 /// Every storage role: what one backend provides to both services.
 pub trait Store: CampaignStore + RedemptionStore + HoldStore + ConsentStore + 'static {}

@@ -25,8 +25,10 @@
 pub(crate) mod calls;
 pub(crate) mod campaign;
 pub(crate) mod consent;
+pub(crate) mod consent_rows;
 pub(crate) mod content;
 pub(crate) mod dialect;
+pub(crate) mod history;
 pub(crate) mod hold;
 pub(crate) mod ledger;
 pub(crate) mod marks;

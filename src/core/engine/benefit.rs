@@ -39,7 +39,7 @@ pub(crate) fn reserved<'a>(
     Some(match name {
         "campaignCode" => Cow::Borrowed(c.ref_code.as_str()),
         "campaignId" => Cow::Owned(c.id.to_string()),
-        "channel" => Cow::Borrowed(c.channel.as_deref().or(req.request.channel.as_deref())?),
+        "channel" => Cow::Borrowed(c.channel.as_deref().or(req.request.channel)?),
         "day" | "month" | "year" | "week" => Cow::Owned(calendar(name, now, cc.zone)?),
         _ => return None,
     })

@@ -12,9 +12,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
-use super::{campaign_not_found, usage, CampaignService, RedeemResult};
+use super::{usage, CampaignService, RedeemResult};
 use crate::core::campaign::{Hold, HoldStatus, RedeemRequest, MAX_HOLD_TTL_SECONDS};
-use crate::core::engine;
+use crate::core::engine::ParsedRedeem;
 use crate::core::error::ErrorCode;
 use crate::store::{CampaignStore, Confirmation, HoldOutcome, HoldStore, RedemptionStore};
 use crate::{Error, Result};
@@ -73,14 +73,6 @@ impl<S: CampaignStore + RedemptionStore + HoldStore> CampaignService<S> {
     pub async fn place_hold(&self, project: &str, request: &HoldRequest) -> Result<Hold> {
         crate::core::limits::check_project_id(project)?;
         let redeem = &request.redeem;
-        crate::core::wire::reject_nul(redeem)?;
-        if redeem.campaign_code.trim().is_empty() {
-            return Err(Error::validation(vec![crate::FieldError::new(
-                "campaignCode",
-                ErrorCode::Required,
-                "campaignCode is required",
-            )]));
-        }
         if redeem.idempotency_key.is_some() {
             return Err(Error::invalid_field(
                 "idempotencyKey",
@@ -89,38 +81,26 @@ impl<S: CampaignStore + RedemptionStore + HoldStore> CampaignService<S> {
             ));
         }
         let ttl = ttl_seconds(request.ttl.as_ref())?;
-        engine::check_limits(&redeem.as_search())?;
-        let campaign = self
-            .store
-            .campaign_by_code(project, &redeem.campaign_code)
+        // Everything a redeem does before its transaction: the same
+        // checks, benefits and charges.
+        let planned = self
+            .plan_redeem(project, &ParsedRedeem::parse(redeem)?, None)
             .await?
-            .ok_or_else(|| {
-                campaign_not_found(format_args!("with refCode {:?}", redeem.campaign_code))
-            })?;
-        let snapshot = self.engine_for(project, &campaign).await?;
-        self.check_combination(project, &campaign, &redeem.with_campaigns)
-            .await?;
-        let now = self.clock.now();
-        let plan = snapshot
-            .engine
-            .plan_redeem(&campaign.ref_code, redeem, now)?;
+            .redemption;
         let hold = Hold {
             id: Uuid::new_v4(),
-            project_id: project.to_owned(),
+            project_id: planned.project_id,
             status: HoldStatus::Held,
-            redemption_id: Uuid::new_v4(),
-            campaign_id: campaign.id,
-            campaign_code: campaign.ref_code.clone(),
-            campaign_version: campaign.version,
-            user_id: redeem
-                .attribute
-                .get("userId")
-                .and_then(super::engine_scalar_text),
-            channel: redeem.channel.clone(),
-            action_txs: plan.action_txs,
-            quotas: plan.charges,
-            created_date: now,
-            expires_at: now + Duration::seconds(ttl),
+            redemption_id: planned.id,
+            campaign_id: planned.campaign_id,
+            campaign_code: planned.campaign_code,
+            campaign_version: planned.campaign_version,
+            user_id: planned.user_id,
+            channel: planned.channel,
+            action_txs: planned.action_txs,
+            quotas: planned.quotas,
+            created_date: planned.created_date,
+            expires_at: planned.created_date + Duration::seconds(ttl),
             ended_date: None,
         };
         let outcome = self.store.place_hold(&hold).await;

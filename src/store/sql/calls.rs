@@ -34,6 +34,7 @@ macro_rules! store_calls {
         $crate::store::sql::calls::store_calls!(impl ContentStore for $store);
         $crate::store::sql::calls::store_calls!(impl ConsentLedger for $store);
         $crate::store::sql::calls::store_calls!(impl LedgerStore for $store);
+        $crate::store::sql::calls::store_calls!(impl HistoryStore for $store);
         $crate::store::sql::hold::hold_calls!($store);
         $crate::store::sql::calls::common_methods!($store);
     };
@@ -89,6 +90,17 @@ macro_rules! store_calls {
             ) -> $crate::Result<Option<$crate::core::campaign::Campaign>> {
                 self.read_call($crate::store::sql::campaign::campaign_by_code(
                     self, project, ref_code,
+                ))
+                .await
+            }
+
+            async fn campaigns_by_code(
+                &self,
+                project: &str,
+                ref_codes: &[&str],
+            ) -> $crate::Result<Vec<$crate::core::campaign::Campaign>> {
+                self.read_call($crate::store::sql::campaign::campaigns_by_code(
+                    self, project, ref_codes,
                 ))
                 .await
             }
@@ -362,6 +374,24 @@ macro_rules! store_calls {
             ) -> $crate::Result<Vec<$crate::core::consent::PurposeEvent>> {
                 self.read_call($crate::store::sql::consent::purpose_events(
                     self, project, subject, app,
+                ))
+                .await
+            }
+        }
+    };
+
+    (impl HistoryStore for $store:ty) => {
+        impl $crate::store::HistoryStore for $store {
+            async fn subject_history(
+                &self,
+                project: &str,
+                subject: &str,
+                query: &$crate::core::consent::evidence::HistoryQuery,
+                now: chrono::DateTime<chrono::Utc>,
+            ) -> $crate::Result<$crate::store::Page<$crate::core::consent::evidence::SubjectEvent>>
+            {
+                self.read_call($crate::store::sql::history::subject_history(
+                    self, project, subject, query, now,
                 ))
                 .await
             }
