@@ -122,10 +122,24 @@ async fn postgres_holds_and_redeems_on_two_servers_never_oversell() {
     }
     assert_eq!(fresh, holds.len(), "each hold is confirmed once");
 
-    let store = PostgresStore::connect(&url).await.unwrap();
+    check_store(&url, &project).await;
+    let (status, _) = post(
+        &client,
+        api(1, "/redeem/campaign-code"),
+        &token,
+        json!({"campaignCode": "LAST", "attribute": {"userId": "late"}}),
+    )
+    .await;
+    assert_eq!(status, 409);
+}
+
+/// Through the library: the limit's worth of redemptions, the usage at the
+/// limit, nothing held.
+async fn check_store(url: &str, project: &str) {
+    let store = PostgresStore::connect(url).await.unwrap();
     let page = store
         .list_redemptions(
-            &project,
+            project,
             &RedemptionQuery {
                 size: 100,
                 ..Default::default()
@@ -133,11 +147,11 @@ async fn postgres_holds_and_redeems_on_two_servers_never_oversell() {
         )
         .await
         .unwrap();
-    assert_eq!(page.total as usize, LIMIT);
+    assert_eq!(page.total, LIMIT as u64);
     let now = chrono::Utc::now();
     let usage = store
         .counter_usage(
-            &project,
+            project,
             &[Counter {
                 key: "LAST".to_owned(),
                 window: None,
@@ -148,13 +162,5 @@ async fn postgres_holds_and_redeems_on_two_servers_never_oversell() {
         .unwrap();
     assert_eq!(usage[0].used, Decimal::from(LIMIT));
     assert_eq!(usage[0].held, Decimal::ZERO);
-    let (status, _) = post(
-        &client,
-        api(1, "/redeem/campaign-code"),
-        &token,
-        json!({"campaignCode": "LAST", "attribute": {"userId": "late"}}),
-    )
-    .await;
-    assert_eq!(status, 409);
     store.close().await;
 }
