@@ -86,6 +86,9 @@ pub const MAX_CONTENT_ID_LEN: usize = 128;
 pub const MAX_PURPOSE_CODE_LEN: usize = 128;
 /// Longest `note` of an acceptance, in bytes.
 pub const MAX_NOTE_LEN: usize = 4096;
+/// Largest uploaded file (a consent's `formScreen`), in bytes: 1 MiB, the
+/// largest request body.
+pub const MAX_FILE_LEN: usize = 1 << 20;
 /// Longest language tag of an acceptance (`language`), in bytes (RFC 5646
 /// asks implementations to accept at least 35).
 pub const MAX_LANGUAGE_TAG_LEN: usize = 35;

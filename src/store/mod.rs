@@ -1,7 +1,7 @@
 //! What the services need from storage.
 //!
 //! The traits are small and split by role ([`CampaignStore`],
-//! [`RedemptionStore`], [`ContentStore`], [`ConsentLedger`]); a
+//! [`RedemptionStore`], [`ContentStore`], [`ConsentLedger`], [`FileStore`]); a
 //! backend implements all of them and so satisfies [`Store`]. They are
 //! `async` (native `async fn` in traits, futures `Send`), dispatched
 //! statically: `CampaignService<S: CampaignStore + RedemptionStore>`.
@@ -29,6 +29,7 @@
 
 mod campaign;
 mod consent;
+mod file;
 mod hold;
 mod ping;
 
@@ -38,6 +39,7 @@ pub use ping::Ping;
 pub use consent::{
     ConsentLedger, ConsentStore, ContentStore, HistoryStore, LedgerStore, StoredEntry,
 };
+pub use file::FileStore;
 
 pub use crate::core::page::{
     check_page_size, Page, SortDirection, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE,

@@ -4,7 +4,7 @@
 //! Statements, row mapping and transaction logic are written once, generic
 //! over a [`Dialect`](dialect::Dialect): [`campaign`], [`redemption`],
 //! [`consent`] (content versions and purpose events), [`ledger`],
-//! [`settings`] and the migration bookkeeping in [`migrate`]. Statements
+//! [`settings`], uploaded files in [`file`], and the migration bookkeeping in [`migrate`]. Statements
 //! are [`query::Sql`]: text with `$n` placeholders and typed arguments.
 //! What differs between the databases — column types, transactions and
 //! locking, upsert and guard statements, JSON access, error codes, pool
@@ -25,16 +25,18 @@
 pub(crate) mod calls;
 pub(crate) mod campaign;
 pub(crate) mod consent;
-pub(crate) mod consent_rows;
 pub(crate) mod content;
 pub(crate) mod dialect;
+pub(crate) mod file;
 pub(crate) mod history;
 pub(crate) mod hold;
 pub(crate) mod ledger;
 pub(crate) mod marks;
 pub(crate) mod migrate;
 pub(crate) mod query;
+pub(crate) mod records;
 pub(crate) mod redemption;
+pub(crate) mod revision;
 pub(crate) mod settings;
 
 use std::fmt::Write as _;

@@ -67,7 +67,7 @@ fn consent_acceptance_response() {
         "expiredDate": null, "consentId": "c-1", "dataSubject": "u-1", "userAgent": "ua", "country": "TH",
         "localIp": "ip", "osVersion": "os", "model": "m", "deviceFingerprintId": "fp", "purposes": ["email"],
         "note": "", "status": "ACCEPTED", "consentRevision": 2, "privacyNoticeId": "pn-1", "privacyNoticeRevision": 5,
-        "language": "th"});
+        "language": "th", "formScreen": null});
     let mut expected = json.clone();
     expected["acceptanceDate"] = json!("2026-01-01T00:00:00Z");
     let a: ConsentAcceptance = round_trip(&json, &expected);
@@ -93,7 +93,8 @@ fn consent_acceptance_response() {
             "consentRevision",
             "privacyNoticeId",
             "privacyNoticeRevision",
-            "language"
+            "language",
+            "formScreen"
         ])
     );
 }

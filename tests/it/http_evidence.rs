@@ -897,7 +897,7 @@ async fn receipts_verify<S: HttpStore>(store: Arc<S>, project: &str) {
     assert_eq!(receipt["consentRevision"], 1);
     assert_eq!(receipt["privacyNoticeRevision"], 1);
     assert_eq!(receipt["ledgerPosition"], 1);
-    assert!(!signed.to_string().contains("u1"), "{signed}");
+    assert!(!receipt.to_string().contains("u1"), "{signed}");
 
     // The published key verifies it; the ledger export contains it.
     let res = w

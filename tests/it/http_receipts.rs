@@ -24,7 +24,7 @@ pub(crate) struct Wire {
     pub(crate) base: String,
     client: reqwest::Client,
     token: String,
-    project: &'static str,
+    pub(crate) project: &'static str,
 }
 
 impl Wire {
@@ -37,6 +37,7 @@ impl Wire {
         let url = format!("{}{path}", self.base);
         let req = match method {
             "POST" => self.client.post(url),
+            "PUT" => self.client.put(url),
             _ => self.client.get(url),
         };
         let req = match body {
@@ -241,7 +242,7 @@ async fn purpose_events_have_receipts(w: &Wire) {
         assert_eq!(receipt["services"][0]["service"], "shop");
         assert_eq!(receipt["services"][0]["purposes"][0]["purpose"], "sms");
         assert_eq!(receipt["jurisdiction"], "TH");
-        assert!(!signed.to_string().contains("u3"), "{signed}");
+        assert!(!receipt.to_string().contains("u3"), "{signed}");
         let jws = signed["jws"].as_str().unwrap();
         let checked = verify_receipt_with_jwks(jws, &jwks).unwrap();
         assert_eq!(serde_json::to_value(&checked).unwrap(), *receipt);

@@ -278,6 +278,7 @@ mod tests {
             acceptance_version: Some(1),
             event: "consentAcceptance".into(),
             purpose_event_id: None,
+            form_screen: None,
             ledger_position: 1,
             ledger_hash: "00".into(),
         };

@@ -143,6 +143,8 @@ impl ErasureReport {
                 "expiredDate",
                 "withdrawalDate",
                 "receivedDate",
+                "language",
+                "formScreen",
                 "country",
                 "ledger entries",
             ]

@@ -113,6 +113,12 @@ pub struct SubjectEvent {
     pub privacy_notice_id: Option<String>,
     /// Its revision: the text version the subject was shown.
     pub privacy_notice_revision: Option<i64>,
+    /// The language of the text shown (BCP 47), as the acceptance
+    /// recorded it (acceptance events; `null` when not recorded).
+    pub language: Option<String>,
+    /// The screen shown: the SHA-256 of its file (acceptance events;
+    /// `null` when none).
+    pub form_screen: Option<String>,
     /// The purposes concerned.
     pub purposes: Vec<String>,
     /// The status after the event (stored events).
@@ -149,6 +155,8 @@ impl SubjectEvent {
             consent_revision: None,
             privacy_notice_id: None,
             privacy_notice_revision: None,
+            language: None,
+            form_screen: None,
             purposes: Vec::new(),
             status: None,
             acceptance_date: None,
@@ -324,6 +332,8 @@ pub(super) fn acceptance_events(
         e.acceptance_date = pins.acceptance_date;
         e.expired_date = pins.expired_date;
         e.withdrawal_date = get_time(&r.data, "withdrawalDate");
+        e.language = get_string(&r.data, "language");
+        e.form_screen = get_string(&r.data, "formScreen");
         e.device = Some(DeviceContext::of(r));
         e.note = get_str(&r.data, "note").map(str::to_owned);
         e.recorded_by = Some(r.last_modified_by.clone());

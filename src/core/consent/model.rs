@@ -230,6 +230,12 @@ pub struct AcceptConsentRequest {
     /// (none). The acceptance and its receipt record it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub language: Option<String>,
+    /// The screen shown: the SHA-256 of a file uploaded to the project
+    /// (`POST /cms/api/projects/{projId}/files`). Omitted: the consent's
+    /// `formScreen` when it names a file. The acceptance and its receipt
+    /// record it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub form_screen: Option<String>,
 }
 
 /// A consent acceptance as the application-facing interface returns it,
@@ -278,6 +284,9 @@ pub struct ConsentAcceptance {
     /// The language of the text shown (BCP 47); `null` for acceptances
     /// that did not record it.
     pub language: Option<String>,
+    /// The screen shown: the SHA-256 of its file (`GET
+    /// /cms/api/projects/{projId}/files/{sha256}`); `null` when none.
+    pub form_screen: Option<String>,
 }
 
 impl ConsentAcceptance {
@@ -307,6 +316,7 @@ impl ConsentAcceptance {
             privacy_notice_id: get_string(d, "privacyNoticeId"),
             privacy_notice_revision: get_i64(d, "privacyNoticeRevision"),
             language: get_string(d, "language"),
+            form_screen: get_string(d, "formScreen"),
         }
     }
 }

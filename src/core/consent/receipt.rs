@@ -130,6 +130,10 @@ pub struct ConsentReceipt {
     /// The purpose event (`null` in the receipt of an acceptance).
     #[serde(default)]
     pub purpose_event_id: Option<String>,
+    /// The screen shown, as the acceptance pinned it: the SHA-256 of its
+    /// file (`null` when none).
+    #[serde(default)]
+    pub form_screen: Option<String>,
     /// The ledger entry of this event: its position…
     pub ledger_position: i64,
     /// …and its hash.
@@ -208,6 +212,7 @@ pub fn for_acceptance(
         acceptance_version: Some(record.version),
         event: acceptance_kind(),
         purpose_event_id: None,
+        form_screen: get_string(d, "formScreen"),
         ledger_position: entry.position,
         ledger_hash: entry.hash.clone(),
     }
@@ -275,6 +280,7 @@ pub fn for_purpose_event(entry_text: &str, controller: &Controller) -> Option<Co
         acceptance_version: None,
         event: "purposeEvent".into(),
         purpose_event_id: Some(id),
+        form_screen: None,
         ledger_position: entry.position,
         ledger_hash: entry.hash,
     })

@@ -148,6 +148,7 @@ const ACCEPTANCE_CREATE: &[Attr] = &[
     ("privacyNoticeRevision", REVISION, Optional),
     ("receivedDate", Timestamp, Optional),
     ("language", Kind::Language, Optional),
+    ("formScreen", Text(MAX_CONTENT_ID_LEN), Optional),
 ];
 
 const ACCEPTANCE_UPDATE: &[Attr] = &[
@@ -175,6 +176,7 @@ const ACCEPTANCE_UPDATE: &[Attr] = &[
     ("privacyNoticeRevision", REVISION, Optional),
     ("receivedDate", Timestamp, Optional),
     ("language", Kind::Language, Optional),
+    ("formScreen", Text(MAX_CONTENT_ID_LEN), Optional),
 ];
 
 const PURPOSE: &[Attr] = &[
@@ -565,6 +567,9 @@ pub fn accept_consent(req: &AcceptConsentRequest) -> Problems {
     }
     if let Some(note) = &req.note {
         too_long("note", note, MAX_NOTE_LEN, &mut p);
+    }
+    if let Some(screen) = &req.form_screen {
+        too_long("formScreen", screen, MAX_CONTENT_ID_LEN, &mut p);
     }
     if let Some(language) = &req.language {
         if !is_language_tag(language) {

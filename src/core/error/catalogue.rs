@@ -148,6 +148,8 @@ catalogue! {
         "No campaign with this id in the project.";
     HoldNotFound = "hold_not_found", NotFound, Problem, "Hold not found",
         "No quota hold with this id in the project.";
+    CampaignRevisionNotFound = "campaign_revision_not_found", NotFound, Problem, "Campaign revision not found",
+        "The campaign has no revision with this number.";
     RedemptionNotFound = "redemption_not_found", NotFound, Problem, "Redemption not found",
         "No redemption with this id in the project.";
     ContentNotFound = "content_not_found", NotFound, Problem, "Content not found",
@@ -162,6 +164,8 @@ catalogue! {
         "No purpose with this code in the project.";
     ReceiptNotFound = "receipt_not_found", NotFound, Problem, "Receipt not found",
         "No consent receipt with this id in the project.";
+    FileNotFound = "file_not_found", NotFound, Problem, "File not found",
+        "No file with this SHA-256 was uploaded to the project.";
 
     // 405, 408, 414, 415, 429, 431: the HTTP layer.
     MethodNotAllowed = "method_not_allowed", MethodNotAllowed, Problem, "Method not allowed",
@@ -202,6 +206,8 @@ catalogue! {
         "Consent receipts need a signing key, and the server has none.";
     ErasureNotConfigured = "erasure_not_configured", Conflict, Problem, "Erasure not configured",
         "Erasure needs a pseudonym key, and the server has none.";
+    RetentionNotConfigured = "retention_not_configured", Conflict, Problem, "Retention not configured",
+        "A purge needs a retention period in the server's configuration, and the server has none.";
 
     // 413: a size or work budget.
     PayloadTooLarge = "payload_too_large", LimitExceeded, Problem, "Payload too large",
@@ -240,6 +246,10 @@ catalogue! {
         "A list with more items than its limit.";
     EvidenceMismatch = "evidence_mismatch", Validation, Field, "Evidence mismatch",
         "An evidence field of an acceptance that differs from what the server derives.";
+    UnknownFile = "unknown_file", Validation, Both, "Unknown file",
+        "A `formScreen` that is not the SHA-256 of a file uploaded to the project.";
+    FileTypeMismatch = "file_type_mismatch", Validation, Problem, "File type mismatch",
+        "The uploaded bytes are not of the type the `Content-Type` names (or of none of the accepted types).";
     InvalidJwtKey = "invalid_jwt_key", Validation, Problem, "Invalid JWT key",
         "A configured token verification key that cannot be used.";
     InvalidIdempotencyKey = "invalid_idempotency_key", Validation, Both, "Invalid idempotency key",

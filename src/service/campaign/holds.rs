@@ -80,13 +80,10 @@ impl<S: CampaignStore + RedemptionStore + HoldStore> CampaignService<S> {
                 "a hold takes no idempotency key: it is confirmed by its id, as often as needed",
             ));
         }
+        let parsed = ParsedRedeem::parse(redeem)?;
         let ttl = ttl_seconds(request.ttl.as_ref())?;
-        // Everything a redeem does before its transaction: the same
-        // checks, benefits and charges.
-        let planned = self
-            .plan_redeem(project, &ParsedRedeem::parse(redeem)?, None)
-            .await?
-            .redemption;
+        // The same plan redeem makes: the same checks, benefits and charges.
+        let planned = self.plan_redeem(project, &parsed, None).await?.redemption;
         let hold = Hold {
             id: Uuid::new_v4(),
             project_id: planned.project_id,

@@ -101,7 +101,11 @@ impl<S: ConsentStore> ConsentService<S> {
         let (mut data, mut problems) = validate::content_data(t, Form::Create, data);
         let now = self.clock.now();
         match t {
-            ContentType::Consent => self.check_notice_ref(project, &data, &mut problems).await?,
+            ContentType::Consent => {
+                self.check_notice_ref(project, &data, &mut problems).await?;
+                self.check_form_screen(project, &data, "data.formScreen", &mut problems)
+                    .await?;
+            }
             ContentType::ConsentAcceptance => {
                 self.check_new_acceptance(project, &mut data, now, &mut problems)
                     .await?;
@@ -248,6 +252,8 @@ impl<S: ConsentStore> ConsentService<S> {
         match t {
             ContentType::Consent => {
                 self.check_notice_ref(project, body, problems).await?;
+                self.check_form_screen(project, body, "data.formScreen", problems)
+                    .await?;
                 integrity::consent_update(body, &current.data, problems);
             }
             ContentType::PrivacyNotice => integrity::notice_update(body, &current.data, problems),
@@ -317,6 +323,24 @@ impl<S: ConsentStore> ConsentService<S> {
             .content(project, ContentType::PrivacyNotice, &notice_id)
             .await?
             .map(|r| PrivacyNotice::from_record(&r));
+        if let Some(consent) = versions.last() {
+            let sent = data.get("formScreen").and_then(Value::as_str);
+            match self
+                .pinned_screen(project, sent, &consent.data, "data.formScreen")
+                .await
+            {
+                Ok(Some(screen)) => {
+                    data.insert("formScreen".to_owned(), screen.into());
+                }
+                Ok(None) => {}
+                Err(e) if e.error_code() == ErrorCode::UnknownFile => {
+                    for f in e.fields() {
+                        problems.push(f.field.clone(), f.code, f.message.clone());
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
         match InForce::from_versions(&versions, notice) {
             Some(in_force) => integrity::acceptance_create(data, &in_force, now, problems),
             None => problems.push(

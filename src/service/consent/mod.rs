@@ -2,6 +2,7 @@
 
 mod cms;
 mod evidence;
+mod files;
 
 pub use evidence::SubjectExport;
 
@@ -36,6 +37,7 @@ pub struct ConsentService<S> {
     store: Arc<S>,
     clock: Arc<dyn Clock>,
     pseudonym_key: Option<Arc<PseudonymKey>>,
+    retention: Option<chrono::Duration>,
 }
 
 impl<S> Clone for ConsentService<S> {
@@ -44,6 +46,7 @@ impl<S> Clone for ConsentService<S> {
             store: Arc::clone(&self.store),
             clock: Arc::clone(&self.clock),
             pseudonym_key: self.pseudonym_key.clone(),
+            retention: self.retention,
         }
     }
 }
@@ -74,7 +77,17 @@ impl<S: ConsentStore> ConsentService<S> {
             store,
             clock,
             pseudonym_key: None,
+            retention: None,
         }
+    }
+
+    /// The service with a retention period: how long an acceptance's
+    /// personal data is kept after it ended (withdrawn or expired); see
+    /// [`purge_retention`](Self::purge_retention).
+    #[must_use]
+    pub fn with_retention(mut self, retention: chrono::Duration) -> Self {
+        self.retention = Some(retention);
+        self
     }
 
     /// The service with the key of erasure's pseudonyms
@@ -231,6 +244,14 @@ impl<S: ConsentStore> ConsentService<S> {
                 asked
             }
         };
+        let screen = self
+            .pinned_screen(
+                project,
+                req.form_screen.as_deref(),
+                &record.data,
+                "formScreen",
+            )
+            .await?;
         let now = self.clock.now();
         let expired = rules::expiry(now, consent.lifespan);
         let mut data = Map::new();
@@ -263,6 +284,9 @@ impl<S: ConsentStore> ConsentService<S> {
             .unwrap_or_else(|| notice.as_ref().map_or("und", |n| n.language()).to_owned());
         put("privacyNoticeRevision", notice.map(|n| n.revision).into());
         put("language", language.into());
+        if let Some(screen) = screen {
+            put("formScreen", screen.into());
+        }
         put("receivedDate", format_time(now).into());
         let stored = self
             .store

@@ -4,6 +4,7 @@
 
 mod campaign;
 mod consent;
+mod file;
 mod hold;
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -13,6 +14,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 pub struct MemoryStore {
     campaigns: Mutex<campaign::State>,
     consent: Mutex<consent::State>,
+    files: Mutex<file::Files>,
 }
 
 impl MemoryStore {

@@ -11,6 +11,7 @@ pub mod app;
 pub mod cases;
 pub mod content;
 pub mod edits;
+pub mod files;
 pub mod integrity;
 pub mod limits;
 pub mod lists;
@@ -54,6 +55,8 @@ macro_rules! consent_suite {
             story::history_in_recorded_order,
             story::history_events_and_state_by_app,
             paging::history_pages_are_pages_of_the_whole,
+            paging::expired_acceptances_are_listed,
+            paging::retention_purge_keeps_the_proof,
             story::the_ledger_has_one_entry_per_event,
             story::concurrent_acceptances,
             content::list_filters,
@@ -79,6 +82,8 @@ macro_rules! consent_suite {
             store::concurrent_replaces_of_one_version_one_wins,
             store::concurrent_acceptances_of_one_subject,
             store::store_errors,
+            files::files_are_content_addressed,
+            files::acceptances_pin_the_screen,
         );
         $crate::suite::consent::consent_suite!(@blocking $fixture;
             props::purpose_flag_is_latest_event,

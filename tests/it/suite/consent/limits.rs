@@ -199,8 +199,9 @@ pub async fn every_limit_at_its_boundary<S: ConsentStore + 'static>(store: Arc<S
             "too_long",
         );
     }
-    // Values that are not text: a purpose code in a list, formScreen and
-    // an extra attribute as JSON text, the number of extras and purposes,
+    // Values that are not text: a purpose code in a list, an extra
+    // attribute as JSON text (a consent's formScreen, when not a file's
+    // SHA-256, is bound the same way), the number of extras and purposes,
     // the length of an extra's name.
     let long_code = with(
         consent.clone(),
@@ -214,11 +215,15 @@ pub async fn every_limit_at_its_boundary<S: ConsentStore + 'static>(store: Arc<S
         "data.purposes[1]",
         "too_long",
     );
-    for field in ["formScreen", "extra"] {
-        // A JSON string: the text and its two quotes.
-        let at = with(consent.clone(), field, text(MAX_EXTRA_ATTRIBUTE_LEN - 2));
+    // A JSON string: the text and its two quotes; a JSON object: its
+    // braces, key, quotes and colon.
+    for (field, value) in [
+        ("extra", (|n| json!(random(n - 2))) as fn(usize) -> Value),
+        ("formScreen", |n| json!({"u": random(n - 8)})),
+    ] {
+        let at = with(consent.clone(), field, value(MAX_EXTRA_ATTRIBUTE_LEN));
         fx.create("svc-consent-v1", at).await;
-        let over = with(consent.clone(), field, text(MAX_EXTRA_ATTRIBUTE_LEN - 1));
+        let over = with(consent.clone(), field, value(MAX_EXTRA_ATTRIBUTE_LEN + 1));
         too_long(
             fx.svc
                 .create_content(&p, "svc-consent-v1", over, "cms")
