@@ -33,7 +33,7 @@ pub struct CounterUsage {
 #[derive(Debug, Clone, PartialEq)]
 pub enum HoldOutcome {
     /// Placed; every charge applied until the hold expires.
-    Placed(Hold),
+    Placed(Box<Hold>),
     /// The charge to `key` would exceed its limit: nothing was written.
     QuotaExceeded {
         /// The key that would exceed its limit.

@@ -514,6 +514,44 @@ fn quota_usage_and_cancelling_a_redemption_once() {
 }
 
 #[test]
+fn quota_usage_shows_rolling_windows_and_live_holds() {
+    run(async {
+        let app = app();
+        let mut body = simple("Held", "HELD");
+        body["quotas"] =
+            json!([{"key": "${campaignCode}-${userId}", "value": 2, "window": "PT1H"}]);
+        let c = app.campaign(body).await;
+        let request: accord::campaign::HoldRequest = serde_json::from_value(
+            json!({"campaignCode": "HELD", "attribute": {"userId": "u1"}, "ttl": 300}),
+        )
+        .unwrap();
+        let h = app.api.campaigns().place_hold(P, &request).await.unwrap();
+        let mut client = signed_in(&app, scope::ALL).await;
+        let quotas = client.get(&format!("{LIST}/{}/quotas", c.id)).await;
+        assert!(quotas
+            .body
+            .contains("in any window of <span class=\"mono\">PT1H</span>"));
+        assert!(
+            quotas.body.contains(
+                "<td class=\"mono\">HELD-u1</td><td class=\"mono\">PT1H</td><td>1</td><td>1</td>"
+            ),
+            "{}",
+            quotas.body
+        );
+        assert!(
+            quotas.body.contains(&h.id.to_string()),
+            "the live hold is listed"
+        );
+        assert!(quotas.body.contains("HELD-u1 +1"));
+        app.api.campaigns().release_hold(P, h.id).await.unwrap();
+        let quotas = client.get(&format!("{LIST}/{}/quotas", c.id)).await;
+        assert!(quotas
+            .body
+            .contains("No hold of this campaign reserves quota now."));
+    });
+}
+
+#[test]
 fn saving_the_editor_unchanged_changes_nothing_but_the_version() {
     run(async {
         let app = app();
@@ -523,7 +561,8 @@ fn saving_the_editor_unchanged_changes_nothing_but_the_version() {
                 "imageUrl": "https://img.example/x.png", "channel": "web", "groupName": "Group A",
                 "status": "DISABLE", "priority": 3,
                 "startDate": "2026-01-01T00:00:30Z", "endDate": "2027-01-01T00:00:00Z",
-                "quotas": [{"id": "q1", "key": "${campaignCode}-${userId}", "value": 2.5, "valueField": "points", "description": "per user"}],
+                "quotas": [{"id": "q1", "key": "${campaignCode}-${userId}", "value": 2.5, "valueField": "points", "description": "per user"},
+                           {"key": "${campaignCode}-day-${userId}", "value": 1, "window": "PT24H"}],
                 "rules": [
                     {"id": "r1", "name": "first", "description": "d", "validFrom": "2026-02-01T00:00:00Z", "validTo": "2026-12-01T00:00:00Z",
                      "when": [{"match": "ANY", "conditions": [

@@ -17,5 +17,6 @@ mod reliability_support;
 
 mod crash_safety;
 mod db_faults;
+mod holds_two_servers;
 mod hostile_clients;
 mod load_smoke;

@@ -27,7 +27,11 @@ const PAGE_SIZE: u32 = 20;
 #[derive(Debug)]
 pub struct UsageRow {
     pub key: String,
+    /// The rolling window (`P1D`), empty for a calendar quota.
+    pub window: String,
     pub used: String,
+    /// What live holds reserve of `used`, empty when nothing.
+    pub held: String,
     pub limit: String,
     pub remaining: String,
     pub bar: Option<(String, String)>,
@@ -40,6 +44,17 @@ pub struct QuotaDef {
     pub key: String,
     pub value: String,
     pub value_field: String,
+    /// The rolling window, empty for a calendar quota.
+    pub window: String,
+}
+
+/// A live hold of the campaign.
+#[derive(Debug)]
+pub struct HoldRow {
+    pub id: String,
+    pub user: String,
+    pub keys: String,
+    pub expires: String,
 }
 
 #[derive(Template)]
@@ -54,6 +69,7 @@ struct QuotasPage {
     filter: String,
     action: String,
     rows: Vec<UsageRow>,
+    holds: Vec<HoldRow>,
     pager: Pager,
 }
 
@@ -96,6 +112,8 @@ pub async fn quotas<S: HttpStore>(
                 remaining: remaining.map(|r| r.to_string()).unwrap_or_default(),
                 limit: u.limit.map(|l| l.to_string()).unwrap_or_default(),
                 used: u.used.to_string(),
+                held: u.held.map(|h| h.to_string()).unwrap_or_default(),
+                window: u.window.map(|w| w.to_string()).unwrap_or_default(),
                 key: u.key,
             }
         })
@@ -112,6 +130,25 @@ pub async fn quotas<S: HttpStore>(
             .map(|next| format!("{action}{}", query(&[("after", &next)]))),
     };
     let filter = after.unwrap_or_default();
+    let holds = admin
+        .campaigns
+        .live_holds(&project, id)
+        .await?
+        .into_iter()
+        .map(|h| HoldRow {
+            id: h.id.to_string(),
+            user: h.user_id.unwrap_or_default(),
+            keys: h
+                .quotas
+                .iter()
+                .map(|q| format!("{} +{}", q.key, q.amount))
+                .collect::<Vec<_>>()
+                .join(", "),
+            expires: h
+                .expires_at
+                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        })
+        .collect();
     Ok(render(&QuotasPage {
         nav: Some(ctx.nav(Some(&project), "campaigns")),
         redemptions_href: format!(
@@ -126,6 +163,7 @@ pub async fn quotas<S: HttpStore>(
                 key: q.key.clone(),
                 value: q.value.to_string(),
                 value_field: q.value_field.clone().unwrap_or_default(),
+                window: q.window.clone().unwrap_or_default(),
             })
             .collect(),
         name: c.name,
@@ -134,6 +172,7 @@ pub async fn quotas<S: HttpStore>(
         filter,
         action,
         rows,
+        holds,
         pager,
     }))
 }

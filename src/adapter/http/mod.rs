@@ -47,6 +47,7 @@ pub mod error;
 mod evidence;
 mod extract;
 mod files;
+mod holds;
 pub mod metrics;
 mod openapi;
 mod ops;
@@ -307,6 +308,10 @@ routes! {
     POST "/campaign/api/projects/{projId}/redeem/campaign-code" CAMPAIGN_W => campaign::redeem::<S>;
     POST "/campaign/api/projects/{projId}/redemptions/{id}/cancel" CAMPAIGN_W => campaign::cancel_redemption::<S>;
     GET "/campaign/api/projects/{projId}/redemptions" CAMPAIGN_R => campaign::list_redemptions::<S>;
+    POST "/campaign/api/projects/{projId}/holds" CAMPAIGN_W => holds::place_hold::<S>;
+    GET "/campaign/api/projects/{projId}/holds/{id}" CAMPAIGN_R => holds::get_hold::<S>;
+    POST "/campaign/api/projects/{projId}/holds/{id}/confirm" CAMPAIGN_W => holds::confirm_hold::<S>;
+    POST "/campaign/api/projects/{projId}/holds/{id}/release" CAMPAIGN_W => holds::release_hold::<S>;
     GET "/campaign/api/projects/{projId}/campaigns" CAMPAIGN_ADM => campaign::list_campaigns::<S>;
     POST "/campaign/api/projects/{projId}/campaigns" CAMPAIGN_ADM => campaign::create_campaign::<S>;
     GET "/campaign/api/projects/{projId}/campaigns/{id}" CAMPAIGN_ADM => campaign::get_campaign::<S>;

@@ -104,7 +104,7 @@ impl<S: CampaignStore + RedemptionStore + HoldStore> CampaignService<S> {
         self.usage
             .forget(project, hold.quotas.iter().map(usage::cache_key));
         match outcome? {
-            HoldOutcome::Placed(h) => Ok(h),
+            HoldOutcome::Placed(h) => Ok(*h),
             HoldOutcome::QuotaExceeded { key, used, limit } => Err(Error::new(
                 ErrorCode::QuotaExceeded,
                 format!("quota {key:?} is exhausted: {used} of {limit} used"),

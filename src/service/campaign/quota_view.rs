@@ -165,20 +165,13 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
         for key in fixed {
             found.insert(key, Decimal::ZERO);
         }
-        // Per key, one counter per window of the quotas that render it
-        // (calendar first), with the smallest limit of those quotas.
-        let mut keys: Vec<(String, Decimal, Vec<(Option<QuotaWindow>, Decimal)>)> = found
+        let mut keys: Vec<(String, Decimal, Counters)> = found
             .into_iter()
             .filter(|(key, _)| within(key))
             .filter(|(key, _)| !legacy || !quotas.iter().any(|q| q.pattern.matches(key)))
             .filter_map(|(key, used)| {
-                let mut counters: BTreeMap<Option<QuotaWindow>, Decimal> = BTreeMap::new();
-                for q in quotas.iter().filter(|q| q.listed(legacy).matches(&key)) {
-                    let window = if legacy { None } else { q.window };
-                    let limit = counters.entry(window).or_insert(q.limit);
-                    *limit = (*limit).min(q.limit);
-                }
-                (!counters.is_empty()).then(|| (key, used, counters.into_iter().collect()))
+                let counters = counters_of(&quotas, &key, legacy);
+                (!counters.is_empty()).then_some((key, used, counters))
             })
             .take(size + 1)
             .collect();
@@ -200,25 +193,54 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
                 });
             }
         }
-        // The usage at this instant: live holds in, expired ones out, and
-        // a rolling counter's charges in its window. (Legacy keys show
-        // their stored usage, which no quota checks any more.)
-        if !legacy && !items.is_empty() {
-            let counters: Vec<Counter> = items
-                .iter()
-                .map(|u| Counter {
-                    key: u.key.clone(),
-                    window: u.window,
-                })
-                .collect();
-            let usage = self.store.counter_usage(project, &counters, now).await?;
-            for (item, usage) in items.iter_mut().zip(usage) {
-                item.used = usage.used;
-                item.held = (!usage.held.is_zero()).then_some(usage.held);
-            }
+        // Legacy keys show their stored usage, which no quota checks any
+        // more.
+        if !legacy {
+            self.usage_now(project, &mut items, now).await?;
         }
         Ok(QuotaUsagePage { items, next })
     }
+
+    /// Sets each item's usage at `now`: live holds in, expired ones out,
+    /// and a rolling counter's charges in its window.
+    async fn usage_now(
+        &self,
+        project: &str,
+        items: &mut [QuotaUsage],
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<()> {
+        if items.is_empty() {
+            return Ok(());
+        }
+        let counters: Vec<Counter> = items
+            .iter()
+            .map(|u| Counter {
+                key: u.key.clone(),
+                window: u.window,
+            })
+            .collect();
+        let usage = self.store.counter_usage(project, &counters, now).await?;
+        for (item, usage) in items.iter_mut().zip(usage) {
+            item.used = usage.used;
+            item.held = (!usage.held.is_zero()).then_some(usage.held);
+        }
+        Ok(())
+    }
+}
+
+/// A key's counters: one per window (calendar first), with its limit.
+type Counters = Vec<(Option<QuotaWindow>, Decimal)>;
+
+/// The counters of `key`: one per window of the quotas that render it,
+/// with the smallest limit of those quotas.
+fn counters_of(quotas: &[QuotaKeys], key: &str, legacy: bool) -> Counters {
+    let mut counters: BTreeMap<Option<QuotaWindow>, Decimal> = BTreeMap::new();
+    for q in quotas.iter().filter(|q| q.listed(legacy).matches(key)) {
+        let window = if legacy { None } else { q.window };
+        let limit = counters.entry(window).or_insert(q.limit);
+        *limit = (*limit).min(q.limit);
+    }
+    counters.into_iter().collect()
 }
 
 /// The keys each quota of `campaign` can charge at `now`: the names the

@@ -188,7 +188,7 @@ impl HoldStore for MemoryStore {
         }
         s.holds
             .insert((hold.project_id.clone(), hold.id), hold.clone());
-        Ok(HoldOutcome::Placed(hold.clone()))
+        Ok(HoldOutcome::Placed(Box::new(hold.clone())))
     }
 
     async fn confirm_hold(

@@ -159,7 +159,7 @@ async fn try_place<D: Dialect>(db: &D, h: &Hold) -> Result<HoldOutcome, Abort> {
     }
     insert_hold::<D>(tx.conn(), h).await?;
     tx.commit().await?;
-    Ok(HoldOutcome::Placed(h.clone()))
+    Ok(HoldOutcome::Placed(Box::new(h.clone())))
 }
 
 async fn try_confirm<D: Dialect>(

@@ -17,7 +17,7 @@ use super::{SqliteStore, BUSY_TIMEOUT};
 use crate::core::campaign::QuotaCharge;
 use crate::core::consent::{ContentFilter, ContentSort};
 use crate::store::sql::content::{json_path, number_keys_json, FilterValue};
-use crate::store::sql::dialect::{execute, run_statements, Abort, Dialect, Tx};
+use crate::store::sql::dialect::{execute, row, run_statements, Abort, Dialect, Tx};
 use crate::store::sql::marks::{sweep_key, usage};
 use crate::store::sql::query::{self as query, native_getters, Arg, Json, Sql, SqlRow, Typed};
 
@@ -181,17 +181,34 @@ impl Dialect for SqliteStore {
     /// reads the usage, checks and adds in Rust with `Decimal`, and writes
     /// it back, inside the `BEGIN IMMEDIATE` transaction, which holds
     /// SQLite's single write lock: no other writer, in this process or
-    /// another, can run between the read and the write.
+    /// another, can run between the read and the write. The read also says
+    /// whether the key holds hold charges expired at `at`; only then are
+    /// they swept (a statement more), so a redeem of a key without holds
+    /// sends what it did before holds existed.
     async fn charge(
         conn: &mut SqliteConnection,
         project: &str,
         charge: &QuotaCharge,
         at: DateTime<Utc>,
     ) -> Result<bool, Abort> {
-        let back = sweep_key::<Self>(conn, project, &charge.key, at).await?;
-        let used = usage::<Self>(conn, project, &charge.key)
-            .await?
-            .unwrap_or_default()
+        let read = Sql::new(
+            "SELECT used, EXISTS (SELECT 1 FROM quota_mark m WHERE m.project_id = $1 \
+             AND m.quota_key = $2 AND m.window_seconds = 0 AND m.expires_at <= $3) AS stale \
+             FROM quota_usage WHERE project_id = $1 AND quota_key = $2",
+        )
+        .bind(project)
+        .bind(&charge.key)
+        .bind(at);
+        let (used, stale) = match row::<Self>(conn, &read).await? {
+            Some(r) => (r.col::<Decimal>("used")?, r.col::<i64>("stale")? != 0),
+            None => (Decimal::ZERO, false),
+        };
+        let back = if stale {
+            sweep_key::<Self>(conn, project, &charge.key, at).await?
+        } else {
+            Decimal::ZERO
+        };
+        let used = used
             .checked_sub(back)
             .ok_or_else(|| Error::internal("quota usage out of decimal range"))?;
         match used.checked_add(charge.amount) {

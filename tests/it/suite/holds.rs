@@ -5,9 +5,11 @@
 
 use std::sync::Arc;
 
-use accord::campaign::{HoldRequest, HoldStatus, QuotaWindow, RedeemRequest, TimeZones};
+use accord::campaign::{
+    HoldRequest, HoldStatus, QuotaWindow, RedeemRequest, SearchOptions, TimeZones,
+};
 use accord::clock::ManualClock;
-use accord::store::{Counter, CounterUsage, RedemptionStore, Store};
+use accord::store::{Counter, CounterUsage, RedemptionQuery, RedemptionStore, Store};
 use accord::{CampaignService, Clock};
 use chrono::{DateTime, Duration, Utc};
 use rust_decimal::Decimal;
@@ -145,7 +147,7 @@ impl<S: Store> Fixture<S> {
         let req = serde_json::from_value(json!({"attribute": {"userId": user}})).unwrap();
         !self
             .service
-            .search(&self.project, &req, &Default::default())
+            .search(&self.project, &req, &SearchOptions::default())
             .await
             .unwrap()
             .actions
@@ -181,7 +183,7 @@ pub async fn rolling_window_edges_are_exact<S: Store>(store: Arc<S>) {
     // The redemption records the window with its charge.
     let list = f
         .service
-        .list_redemptions(&f.project, &Default::default())
+        .list_redemptions(&f.project, &RedemptionQuery::default())
         .await
         .unwrap();
     assert_eq!(list.items[0].quotas[0].window.unwrap().to_string(), "P1D");
@@ -280,7 +282,7 @@ pub async fn rolling_and_calendar_counters_of_one_key_are_apart<S: Store>(store:
     assert_eq!(f.usage("K-u1", Some("P1D")).await.used, d("3"));
     let list = f
         .service
-        .list_redemptions(&f.project, &Default::default())
+        .list_redemptions(&f.project, &RedemptionQuery::default())
         .await
         .unwrap();
     let windows: Vec<Option<i64>> = list.items[0]
@@ -538,7 +540,7 @@ pub async fn holds_and_redeems_race_for_the_last_units<S: Store>(store: Arc<S>) 
     assert!(!f.redeems("LAST", "late").await);
     let list = f
         .service
-        .list_redemptions(&f.project, &Default::default())
+        .list_redemptions(&f.project, &RedemptionQuery::default())
         .await
         .unwrap();
     assert_eq!(list.total, 4);

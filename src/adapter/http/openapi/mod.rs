@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use utoipa::OpenApi;
 
 use super::error::{Problem, PROBLEM_JSON};
-use super::{campaign, consent, content, evidence, files, ops, retention, revisions};
+use super::{campaign, consent, content, evidence, files, holds, ops, retention, revisions};
 use crate::core::error::{Appears, ErrorCode, ErrorKind};
 
 /// The OpenAPI document of the router.
@@ -52,6 +52,10 @@ use crate::core::error::{Appears, ErrorCode, ErrorKind};
         campaign::redeem,
         campaign::cancel_redemption,
         campaign::list_redemptions,
+        holds::place_hold,
+        holds::get_hold,
+        holds::confirm_hold,
+        holds::release_hold,
         campaign::list_campaigns,
         campaign::create_campaign,
         campaign::get_campaign,
