@@ -16,6 +16,7 @@ mod demo;
 mod evidence;
 mod migrate;
 mod open;
+mod purge;
 pub mod serve;
 mod token;
 mod transfer;
@@ -28,6 +29,7 @@ use clap::{Parser, Subcommand};
 
 pub use evidence::EvidenceFlags;
 pub use migrate::{migrate, MigrateArgs};
+pub use purge::PurgeArgs;
 pub use serve::{ServeArgs, ServeFlags, Started};
 pub use token::{token, TokenArgs};
 pub use transfer::{ExportArgs, ImportArgs};
@@ -72,6 +74,10 @@ pub enum Command {
     /// Read an export into a project: records keep their ids, so importing
     /// again changes nothing.
     Import(ImportArgs),
+    /// Purge the personal data of a project's consent acceptances that
+    /// ended longer ago than the retention (the proof is kept), print what
+    /// was purged as JSON.
+    Purge(purge::PurgeArgs),
 }
 
 impl Cli {
@@ -129,6 +135,10 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
         Some(Command::Import(args)) => {
             init_logging(serve::LogFormat::Text);
             runtime.block_on(transfer::import(&args))
+        }
+        Some(Command::Purge(args)) => {
+            init_logging(serve::LogFormat::Text);
+            runtime.block_on(purge::purge(&args))
         }
         Some(Command::Serve(args)) => serve::main(&runtime, args),
         None => serve::main(&runtime, cli.serve),
