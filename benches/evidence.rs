@@ -60,6 +60,7 @@ fn request(subject: &str, consent_id: &str) -> AcceptConsentRequest {
         model: Some("iPhone".into()),
         device_fingerprint_id: Some("fp-1".into()),
         note: Some("signup".into()),
+        ..AcceptConsentRequest::default()
     }
 }
 

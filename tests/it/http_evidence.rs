@@ -83,6 +83,7 @@ impl<S: HttpStore> Wire<S> {
             model: Some("phone-x".into()),
             device_fingerprint_id: Some(format!("fp-{subject}")),
             note: None,
+            ..Default::default()
         };
         self.api
             .consent()

@@ -1,5 +1,6 @@
 //! The `accord` command (feature `cli`, on by default): `serve` (the
-//! default), `migrate`, `token`, `export` and `import`.
+//! default), `migrate`, `token`, `export` and `import`, and the offline
+//! verifiers `ledger verify` and `receipt verify`.
 //!
 //! Every flag is also read from an environment variable (`ACCORD_` and the
 //! flag's name in capitals, `--database-url` → `ACCORD_DATABASE_URL`) and
@@ -20,6 +21,7 @@ mod purge;
 pub mod serve;
 mod token;
 mod transfer;
+mod verify;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -33,6 +35,7 @@ pub use purge::PurgeArgs;
 pub use serve::{ServeArgs, ServeFlags, Started};
 pub use token::{token, TokenArgs};
 pub use transfer::{ExportArgs, ImportArgs};
+pub use verify::{HeadArgs, LedgerCommand, LedgerVerifyArgs, ReceiptCommand, ReceiptVerifyArgs};
 
 /// Any error of a command.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -78,6 +81,13 @@ pub enum Command {
     /// ended longer ago than the retention (the proof is kept), print what
     /// was purged as JSON.
     Purge(purge::PurgeArgs),
+    /// The consent ledger, offline: `verify` an exported file.
+    #[command(subcommand)]
+    Ledger(LedgerCommand),
+    /// Consent receipts, offline: `verify` a signed receipt against a JWK
+    /// set and a ledger export.
+    #[command(subcommand)]
+    Receipt(ReceiptCommand),
 }
 
 impl Cli {
@@ -115,6 +125,12 @@ pub fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<ExitCode, BoxError> {
+    // The offline verifiers need no runtime, database or logging.
+    match &cli.command {
+        Some(Command::Ledger(command)) => return Ok(verify::ledger(command)),
+        Some(Command::Receipt(command)) => return Ok(verify::receipt(command)),
+        _ => {}
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -141,6 +157,7 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
             runtime.block_on(purge::purge(&args))
         }
         Some(Command::Serve(args)) => serve::main(&runtime, args),
+        Some(Command::Ledger(_) | Command::Receipt(_)) => Ok(ExitCode::SUCCESS),
         None => serve::main(&runtime, cli.serve),
     }
 }

@@ -51,6 +51,7 @@ mod ops;
 pub mod ratelimit;
 pub mod receipt;
 mod retention;
+mod revisions;
 mod serve;
 
 use std::sync::Arc;
@@ -304,6 +305,10 @@ routes! {
     PUT "/campaign/api/projects/{projId}/campaigns/{id}" CAMPAIGN_ADM => campaign::update_campaign::<S>;
     DELETE "/campaign/api/projects/{projId}/campaigns/{id}" CAMPAIGN_ADM => campaign::delete_campaign::<S>;
     GET "/campaign/api/projects/{projId}/campaigns/{id}/quotas" CAMPAIGN_ADM => campaign::quota_usage::<S>;
+    GET "/campaign/api/projects/{projId}/campaigns/{id}/revisions" CAMPAIGN_ADM => revisions::list_revisions::<S>;
+    GET "/campaign/api/projects/{projId}/campaigns/{id}/revisions/diff" CAMPAIGN_ADM => revisions::diff_revisions::<S>;
+    GET "/campaign/api/projects/{projId}/campaigns/{id}/revisions/{revision}" CAMPAIGN_ADM => revisions::get_revision::<S>;
+    POST "/campaign/api/projects/{projId}/campaigns/{id}/revisions/{revision}/restore" CAMPAIGN_ADM => revisions::restore_revision::<S>;
 }
 
 /// Puts the auth guard of `access` in front of one method of a route (not

@@ -277,6 +277,19 @@ impl<S: ConsentStore> ConsentService<S> {
         Ok((record, entry))
     }
 
+    /// The ledger entry of purpose event `id` (`None` when `id` is not a
+    /// purpose event with an entry): one lookup of the ledger's record
+    /// index.
+    pub async fn purpose_event_entry(&self, project: &str, id: &str) -> Result<Option<String>> {
+        Ok(self
+            .store
+            .ledger_entries_of(project, id)
+            .await?
+            .into_iter()
+            .find(|e| ledger::entry_is_of(&e.text, "purposeEvent", id, 1))
+            .map(|e| e.text))
+    }
+
     /// Everything held about a data subject in a project, as one document
     /// (GDPR Art. 15 and 20, PDPA s.30 and 31): every version of their
     /// acceptances, their purpose events, their history as events, their

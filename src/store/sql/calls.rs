@@ -35,6 +35,7 @@ macro_rules! store_calls {
         $crate::store::sql::calls::store_calls!(impl ConsentLedger for $store);
         $crate::store::sql::calls::store_calls!(impl LedgerStore for $store);
         $crate::store::sql::calls::store_calls!(impl HistoryStore for $store);
+        $crate::store::sql::hold::hold_calls!($store);
         $crate::store::sql::calls::common_methods!($store);
     };
 
@@ -93,6 +94,17 @@ macro_rules! store_calls {
                 .await
             }
 
+            async fn campaigns_by_code(
+                &self,
+                project: &str,
+                ref_codes: &[&str],
+            ) -> $crate::Result<Vec<$crate::core::campaign::Campaign>> {
+                self.read_call($crate::store::sql::campaign::campaigns_by_code(
+                    self, project, ref_codes,
+                ))
+                .await
+            }
+
             async fn list_campaigns(
                 &self,
                 project: &str,
@@ -120,6 +132,40 @@ macro_rules! store_calls {
             async fn count_campaigns(&self, project: &str) -> $crate::Result<u64> {
                 self.read_call($crate::store::sql::campaign::count_campaigns(self, project))
                     .await
+            }
+
+            async fn campaign_revisions(
+                &self,
+                project: &str,
+                campaign_id: uuid::Uuid,
+                page: u32,
+                size: u32,
+            ) -> $crate::Result<
+                $crate::store::Page<$crate::core::campaign::CampaignRevision>,
+            > {
+                self.read_call($crate::store::sql::revision::campaign_revisions(
+                    self,
+                    project,
+                    campaign_id,
+                    page,
+                    size,
+                ))
+                .await
+            }
+
+            async fn campaign_revision(
+                &self,
+                project: &str,
+                campaign_id: uuid::Uuid,
+                revision: i64,
+            ) -> $crate::Result<Option<$crate::core::campaign::CampaignRevision>> {
+                self.read_call($crate::store::sql::revision::campaign_revision(
+                    self,
+                    project,
+                    campaign_id,
+                    revision,
+                ))
+                .await
             }
         }
     };
@@ -192,6 +238,18 @@ macro_rules! store_calls {
             ) -> $crate::Result<std::collections::HashMap<String, rust_decimal::Decimal>> {
                 self.read_call($crate::store::sql::redemption::quota_usage(
                     self, project, keys,
+                ))
+                .await
+            }
+
+            async fn counter_usage(
+                &self,
+                project: &str,
+                counters: &[$crate::store::Counter],
+                at: chrono::DateTime<chrono::Utc>,
+            ) -> $crate::Result<Vec<$crate::store::CounterUsage>> {
+                self.read_call($crate::store::sql::redemption::counter_usage(
+                    self, project, counters, at,
                 ))
                 .await
             }

@@ -226,6 +226,7 @@ impl<S: ConsentStore + 'static> Fx<S> {
             model: Some("iPhone".into()),
             device_fingerprint_id: Some("fp-1".into()),
             note: Some("signup".into()),
+            ..Default::default()
         }
     }
 
