@@ -477,6 +477,84 @@ async fn serve_verifies_tokens_against_a_jwks_file() {
     stop(started, stopper).await;
 }
 
+/// `accord purge`: the acceptances that ended longer ago than
+/// `--consent-retention-days` lose their identifier; it prints the report.
+#[tokio::test(flavor = "multi_thread")]
+async fn purge_rewrites_ended_acceptances() {
+    use accord::consent::{AcceptConsentRequest, ConsentService};
+    use accord::store::sqlite::SqliteStore;
+    use accord::store::ContentStore as _;
+    use chrono::TimeZone as _;
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("purge.db");
+    let url = format!("sqlite://{}", path.display());
+    let store = Arc::new(SqliteStore::open(&url).await.unwrap());
+    let clock = Arc::new(accord::ManualClock::new(
+        chrono::Utc.with_ymd_and_hms(2020, 1, 1, 0, 0, 0).unwrap(),
+    ));
+    let svc = ConsentService::new(store.clone(), clock);
+    let notice = svc
+        .create_content(
+            "p1",
+            "svc-privacy-notice-v1",
+            serde_json::json!({"name": "Privacy", "descriptionEn": "How we use data", "revision": 1, "status": "PUBLISHED"}),
+            "admin",
+        )
+        .await
+        .unwrap();
+    let consent = svc
+        .create_content(
+            "p1",
+            "svc-consent-v1",
+            serde_json::json!({"name": "Shop", "descriptionEn": "Please agree", "application": "shop",
+                   "purposes": ["email"], "lifespan": 1, "privacyNoticeRef": notice.id,
+                   "revision": 1, "status": "PUBLISHED"}),
+            "admin",
+        )
+        .await
+        .unwrap();
+    let req = AcceptConsentRequest {
+        app: Some("shop".into()),
+        data_subject: Some("carol@example.com".into()),
+        consent_id: Some(consent.id.clone()),
+        user_agent: Some("Mozilla/5.0".into()),
+        country: Some("TH".into()),
+        local_ip: Some("10.1.2.3".into()),
+        os_version: Some("17.2".into()),
+        model: Some("phone-x".into()),
+        device_fingerprint_id: Some("fp-1".into()),
+        ..AcceptConsentRequest::default()
+    };
+    let accepted = svc.accept_consent("p1", req, "app").await.unwrap();
+    drop(svc);
+    let key = "k".repeat(40);
+    let (code, out, err) = accord(&[
+        "purge",
+        "--database-url",
+        &url,
+        "--project",
+        "p1",
+        "--consent-retention-days",
+        "30",
+        "--pseudonym-key",
+        &key,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let report: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(report["acceptances"], 1, "{out}");
+    let versions = store
+        .content_versions(
+            "p1",
+            accord::consent::ContentType::ConsentAcceptance,
+            &accepted.id,
+        )
+        .await
+        .unwrap();
+    let subject = versions[0].data["dataSubject"].as_str().unwrap();
+    assert!(subject.starts_with("pseudonym:"), "{subject}");
+}
+
 /// `--jwks-url`: the set is fetched at start from the identity provider's
 /// URL (here a local one) and verifies its keys' tokens; a URL that cannot
 /// be fetched stops the start with the reason.

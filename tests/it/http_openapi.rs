@@ -272,7 +272,7 @@ async fn parameters_have_the_server_bounds() {
         }
     }
     assert_eq!(
-        sizes, 6,
+        sizes, 7,
         "the paged lists: campaigns, redemptions, content records, a subject's history, quota usage, campaign revisions, acceptances past their lifespan"
     );
     let redeem = &doc["paths"]["/campaign/api/projects/{projId}/redeem/campaign-code"]["post"];

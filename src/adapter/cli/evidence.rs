@@ -86,12 +86,7 @@ pub(super) async fn with_evidence_keys<S: HttpStore>(
     flags: &EvidenceFlags,
     opened: &Opened,
 ) -> Result<Api<S>, BoxError> {
-    let pseudonym = match &flags.pseudonym_key {
-        Some(key) => key.clone(),
-        None => kept_or_random(opened, PSEUDONYM_KEY, "erasure's pseudonym key").await?,
-    };
-    let key = PseudonymKey::new(pseudonym.as_bytes())
-        .ok_or("--pseudonym-key: a key of at least 32 bytes")?;
+    let key = pseudonym_key(flags.pseudonym_key.as_ref(), opened).await?;
     let mut signer = if let Some(seed) = &flags.receipt_key {
         let signer = ReceiptSigner::from_seed(&seed_bytes(seed, "--receipt-key")?)?;
         // Receipts signed by the key kept before one was configured keep
@@ -115,6 +110,20 @@ pub(super) async fn with_evidence_keys<S: HttpStore>(
     Ok(api
         .with_pseudonym_key(key)
         .with_receipt_signer(signer, flags.controller()))
+}
+
+/// Erasure's pseudonym key: `flag`, or the one kept in the store of
+/// `opened` (stored first if none).
+pub(super) async fn pseudonym_key(
+    flag: Option<&String>,
+    opened: &Opened,
+) -> Result<PseudonymKey, BoxError> {
+    let pseudonym = match flag {
+        Some(key) => key.clone(),
+        None => kept_or_random(opened, PSEUDONYM_KEY, "erasure's pseudonym key").await?,
+    };
+    Ok(PseudonymKey::new(pseudonym.as_bytes())
+        .ok_or("--pseudonym-key: a key of at least 32 bytes")?)
 }
 
 /// The key kept under `name` (a random one stored first if none), or a

@@ -17,6 +17,7 @@ mod demo;
 mod evidence;
 mod migrate;
 mod open;
+mod purge;
 pub mod serve;
 #[cfg(feature = "otel")]
 mod telemetry;
@@ -32,6 +33,7 @@ use clap::{Parser, Subcommand};
 
 pub use evidence::EvidenceFlags;
 pub use migrate::{migrate, MigrateArgs};
+pub use purge::PurgeArgs;
 pub use serve::{ServeArgs, ServeFlags, Started};
 pub use token::{token, TokenArgs};
 pub use transfer::{ExportArgs, ImportArgs};
@@ -77,6 +79,10 @@ pub enum Command {
     /// Read an export into a project: records keep their ids, so importing
     /// again changes nothing.
     Import(ImportArgs),
+    /// Purge the personal data of a project's consent acceptances that
+    /// ended longer ago than the retention (the proof is kept), print what
+    /// was purged as JSON.
+    Purge(purge::PurgeArgs),
     /// The consent ledger, offline: `verify` an exported file.
     #[command(subcommand)]
     Ledger(LedgerCommand),
@@ -147,6 +153,10 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
         Some(Command::Import(args)) => {
             init_logging(serve::LogFormat::Text);
             runtime.block_on(transfer::import(&args))
+        }
+        Some(Command::Purge(args)) => {
+            init_logging(serve::LogFormat::Text);
+            runtime.block_on(purge::purge(&args))
         }
         Some(Command::Serve(args)) => serve::main(&runtime, args),
         Some(Command::Ledger(_) | Command::Receipt(_)) => Ok(ExitCode::SUCCESS),
