@@ -118,6 +118,7 @@
 //! | `sqlite` (default) | a store on a SQLite file (the server's embedded default) |
 //! | `postgres` (default) | a store on PostgreSQL, for many server instances sharing one database |
 //! | `http` (default) | `accord::http`: an axum router exposing the wire API, with JWT auth and OpenAPI |
+//! | `jwks-url` (default, with `cli`) | `accord::http::auth::jwks::JwksUrl`: token keys fetched from an identity provider's JWKS URL and kept current (an HTTPS client: rustls on ring) |
 //! | `admin` (default) | `accord::admin`: the admin console, a server-rendered web interface at `/admin/` |
 //! | `cli` (default) | the `accord` command (`serve`, `migrate`, `token`) and `accord::cli` |
 //! | `testkit` | test support for `fuzz/` and the fuzz regressions (hidden `accord::fuzzing`); not for production |

@@ -34,7 +34,9 @@ mod ping;
 
 pub use ping::Ping;
 
-pub use consent::{ConsentLedger, ConsentStore, ContentStore, LedgerStore, StoredEntry};
+pub use consent::{
+    ConsentLedger, ConsentStore, ContentStore, HistoryStore, LedgerStore, StoredEntry,
+};
 pub use file::FileStore;
 
 pub use crate::core::page::{

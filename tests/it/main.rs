@@ -35,6 +35,7 @@ mod http_content_versions;
 mod http_errors;
 mod http_evidence;
 mod http_files;
+mod http_jwks_url;
 mod http_limits;
 mod http_openapi;
 mod http_quota_view;

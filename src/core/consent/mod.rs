@@ -12,6 +12,7 @@ pub mod content;
 pub mod erasure;
 pub mod evidence;
 pub mod file;
+pub mod history;
 pub mod integrity;
 pub mod ledger;
 pub mod model;

@@ -35,6 +35,7 @@ macro_rules! store_calls {
         $crate::store::sql::calls::store_calls!(impl ConsentLedger for $store);
         $crate::store::sql::calls::store_calls!(impl LedgerStore for $store);
         $crate::store::sql::calls::store_calls!(impl FileStore for $store);
+        $crate::store::sql::calls::store_calls!(impl HistoryStore for $store);
         $crate::store::sql::calls::common_methods!($store);
     };
 
@@ -381,6 +382,24 @@ macro_rules! store_calls {
             async fn file_exists(&self, project: &str, sha256: &str) -> $crate::Result<bool> {
                 self.read_call($crate::store::sql::file::file_exists(self, project, sha256))
                     .await
+            }
+        }
+    };
+
+    (impl HistoryStore for $store:ty) => {
+        impl $crate::store::HistoryStore for $store {
+            async fn subject_history(
+                &self,
+                project: &str,
+                subject: &str,
+                query: &$crate::core::consent::evidence::HistoryQuery,
+                now: chrono::DateTime<chrono::Utc>,
+            ) -> $crate::Result<$crate::store::Page<$crate::core::consent::evidence::SubjectEvent>>
+            {
+                self.read_call($crate::store::sql::history::subject_history(
+                    self, project, subject, query, now,
+                ))
+                .await
             }
         }
     };

@@ -15,6 +15,7 @@ pub mod files;
 pub mod integrity;
 pub mod limits;
 pub mod lists;
+pub mod paging;
 pub mod props;
 pub mod revisions;
 pub mod store;
@@ -53,6 +54,7 @@ macro_rules! consent_suite {
             cases::consent_cases_hold,
             story::history_in_recorded_order,
             story::history_events_and_state_by_app,
+            paging::history_pages_are_pages_of_the_whole,
             story::the_ledger_has_one_entry_per_event,
             story::concurrent_acceptances,
             content::list_filters,
