@@ -162,6 +162,9 @@ pub mod campaign {
         CampaignService, Imported, Preview, PreviewHit, PreviewQuota, QuotaUsagePage,
         QuotaUsageQuery, RedeemResult, SearchOptions, DEFAULT_QUOTA_PAGE_SIZE, DEFAULT_REFRESH,
     };
+    pub use crate::service::campaign::{
+        HoldRequest, DEFAULT_HOLD_TTL_SECONDS, MAX_LIVE_HOLDS_LISTED,
+    };
 }
 
 pub mod consent {

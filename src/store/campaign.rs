@@ -234,6 +234,23 @@ pub trait CampaignStore: Send + Sync {
         ref_code: &str,
     ) -> impl Future<Output = Result<Option<Campaign>>> + Send;
 
+    /// The campaigns of these reference codes that exist, in any order:
+    /// what a redeem reads (its campaign and those of `withCampaigns`), in
+    /// one round trip where the store has a database.
+    fn campaigns_by_code(
+        &self,
+        project: &str,
+        ref_codes: &[&str],
+    ) -> impl Future<Output = Result<Vec<Campaign>>> + Send {
+        async move {
+            let mut found = Vec::with_capacity(ref_codes.len());
+            for code in ref_codes {
+                found.extend(self.campaign_by_code(project, code).await?);
+            }
+            Ok(found)
+        }
+    }
+
     /// A page of campaigns.
     fn list_campaigns(
         &self,
@@ -297,6 +314,18 @@ pub trait RedemptionStore: Send + Sync {
         project: &str,
         keys: &[String],
     ) -> impl Future<Output = Result<HashMap<String, Decimal>>> + Send;
+
+    /// The usage of each counter at `at`, in order: a calendar counter's
+    /// redemptions and live holds (a hold past its expiry never counts,
+    /// cleaned up or not); a rolling counter's charges made in the window
+    /// ending at `at` (a charge made at `t` counts while
+    /// `t <= at < t + window`), by redemptions and live holds.
+    fn counter_usage(
+        &self,
+        project: &str,
+        counters: &[super::Counter],
+        at: DateTime<Utc>,
+    ) -> impl Future<Output = Result<Vec<super::CounterUsage>>> + Send;
 
     /// Usage of the keys that begin with `prefix` and sort after `after`
     /// (when given), in bytewise key order, at most `limit` of them: one

@@ -41,6 +41,7 @@ mod http_openapi;
 mod http_quota_view;
 mod http_receipts;
 mod layers;
+mod redeem_round_trips;
 mod snapshot_refresh;
 mod store_memory;
 mod store_postgres;

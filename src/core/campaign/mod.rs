@@ -5,9 +5,13 @@
 //! The operations over these types are in
 //! [`CampaignService`](crate::service::campaign::CampaignService).
 
+mod hold;
 pub(crate) mod model;
 mod promotion;
+pub(crate) mod window;
 pub(crate) mod zones;
 
+pub use hold::{Hold, HoldStatus, MAX_HOLD_TTL_SECONDS};
 pub use model::*;
+pub use window::{QuotaWindow, WindowError, MAX_WINDOW_SECONDS};
 pub use zones::{parse_zone, TimeZones};

@@ -22,6 +22,7 @@ pub use super::promotion::{
     AllocateMethod, BenefitCap, CapScope, Capped, CappedBy, LineShare, Stacking,
     DEFAULT_AMOUNT_ATTRIBUTE,
 };
+use super::window::QuotaWindow;
 use crate::core::wire::{self, Scalar};
 use crate::string_enum;
 
@@ -298,6 +299,13 @@ pub struct Quota {
     /// Description.
     #[serde(default)]
     pub description: Option<String>,
+    /// A rolling window (`PT24H`, `P7D`): the limit holds in any window of
+    /// this duration ending now, instead of over all time. Absent: a
+    /// calendar quota (docs/quotas.md, "Rolling windows"). Saved in
+    /// canonical form (`PT24H` as `P1D`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "http", schema(example = "PT24H"))]
+    pub window: Option<String>,
 }
 
 /// What a client sends to create or update a campaign.
@@ -669,6 +677,12 @@ pub struct QuotaCharge {
     #[serde(with = "wire::decimal_number")]
     #[cfg_attr(feature = "http", schema(value_type = f64))]
     pub limit: Decimal,
+    /// The rolling window of the quota, when it has one: the limit holds
+    /// in any window of this duration (the counter is the key and the
+    /// window). Absent: a calendar quota.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "http", schema(value_type = Option<String>, example = "PT24H"))]
+    pub window: Option<QuotaWindow>,
 }
 
 /// A recorded redemption; also the response of redeem.
@@ -728,6 +742,20 @@ pub struct QuotaUsage {
     #[serde(default, with = "wire::decimal_number::option")]
     #[cfg_attr(feature = "http", schema(value_type = Option<f64>))]
     pub limit: Option<Decimal>,
+    /// The rolling window of the counter (`used` is then the usage in the
+    /// window ending now); absent: a calendar quota.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "http", schema(value_type = Option<String>, example = "PT24H"))]
+    pub window: Option<QuotaWindow>,
+    /// The part of `used` reserved by live holds (not yet confirmed);
+    /// absent when none.
+    #[serde(
+        default,
+        with = "wire::decimal_number::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[cfg_attr(feature = "http", schema(value_type = Option<f64>))]
+    pub held: Option<Decimal>,
 }
 
 impl Campaign {

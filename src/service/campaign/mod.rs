@@ -10,4 +10,5 @@ pub use service::{
     CampaignService, Imported, Preview, PreviewHit, PreviewQuota, QuotaUsagePage, QuotaUsageQuery,
     RedeemResult, SearchOptions, DEFAULT_QUOTA_PAGE_SIZE,
 };
+pub use service::{HoldRequest, DEFAULT_HOLD_TTL_SECONDS, MAX_LIVE_HOLDS_LISTED};
 pub use snapshots::DEFAULT_REFRESH;

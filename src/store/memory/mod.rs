@@ -5,6 +5,7 @@
 mod campaign;
 mod consent;
 mod file;
+mod hold;
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 

@@ -36,6 +36,7 @@ macro_rules! store_calls {
         $crate::store::sql::calls::store_calls!(impl LedgerStore for $store);
         $crate::store::sql::calls::store_calls!(impl FileStore for $store);
         $crate::store::sql::calls::store_calls!(impl HistoryStore for $store);
+        $crate::store::sql::hold::hold_calls!($store);
         $crate::store::sql::calls::common_methods!($store);
     };
 
@@ -90,6 +91,17 @@ macro_rules! store_calls {
             ) -> $crate::Result<Option<$crate::core::campaign::Campaign>> {
                 self.read_call($crate::store::sql::campaign::campaign_by_code(
                     self, project, ref_code,
+                ))
+                .await
+            }
+
+            async fn campaigns_by_code(
+                &self,
+                project: &str,
+                ref_codes: &[&str],
+            ) -> $crate::Result<Vec<$crate::core::campaign::Campaign>> {
+                self.read_call($crate::store::sql::campaign::campaigns_by_code(
+                    self, project, ref_codes,
                 ))
                 .await
             }
@@ -193,6 +205,18 @@ macro_rules! store_calls {
             ) -> $crate::Result<std::collections::HashMap<String, rust_decimal::Decimal>> {
                 self.read_call($crate::store::sql::redemption::quota_usage(
                     self, project, keys,
+                ))
+                .await
+            }
+
+            async fn counter_usage(
+                &self,
+                project: &str,
+                counters: &[$crate::store::Counter],
+                at: chrono::DateTime<chrono::Utc>,
+            ) -> $crate::Result<Vec<$crate::store::CounterUsage>> {
+                self.read_call($crate::store::sql::redemption::counter_usage(
+                    self, project, counters, at,
                 ))
                 .await
             }

@@ -385,6 +385,34 @@ pub(crate) async fn campaign_by_code<D: Dialect>(
     campaign_by(db, project, "ref_code", ref_code.into()).await
 }
 
+/// [`CampaignStore::campaigns_by_code`](crate::store::CampaignStore::campaigns_by_code):
+/// one statement (a redeem names at most [`MAX_ACTION_REFS`] + 1 codes).
+///
+/// [`MAX_ACTION_REFS`]: crate::core::limits::MAX_ACTION_REFS
+pub(crate) async fn campaigns_by_code<D: Dialect>(
+    db: &D,
+    project: &str,
+    ref_codes: &[&str],
+) -> Result<Vec<Campaign>> {
+    if ref_codes.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut sql = Sql::new(format!(
+        "SELECT {CAMPAIGN_COLUMNS} FROM campaign WHERE project_id = $1 AND ref_code IN ("
+    ))
+    .bind(project);
+    sql.push_list(ref_codes.iter().copied()).push(")");
+    retry::<D, _, _, _>(|| async {
+        let mut conn = acquire(db).await?;
+        Ok(rows::<D>(&mut conn, &sql)
+            .await?
+            .iter()
+            .map(campaign_from_row)
+            .collect::<Result<_>>()?)
+    })
+    .await
+}
+
 /// [`CampaignStore::list_campaigns`](crate::store::CampaignStore::list_campaigns).
 pub(crate) async fn list_campaigns<D: Dialect>(
     db: &D,

@@ -4,7 +4,7 @@
 //! transactions of the records it comes from, and paged with one range of
 //! its primary key.
 
-use super::consent::content_versions_in;
+use super::consent_rows::{all_purpose_events, content_versions_in};
 use super::dialect::{execute, retry, row, rows, Abort, Conn, Dialect};
 use super::limit_offset;
 use super::query::{Sql, SqlRow};
@@ -161,7 +161,7 @@ pub(crate) async fn backfill<D: Dialect>(conn: &mut Conn<D>) -> Result<(), Abort
     for (project, id) in ids {
         refresh_acceptance::<D>(conn, &project, &id).await?;
     }
-    let events = super::consent::all_purpose_events::<D>(conn).await?;
+    let events = all_purpose_events::<D>(conn).await?;
     for e in &events {
         after_purpose_event::<D>(conn, e).await?;
     }
