@@ -6,8 +6,8 @@
 //! The other binaries are apart for a reason: `admin` drives a browser,
 //! `reliability` kills servers and cuts connections (timing-sensitive, so
 //! not beside hundreds of parallel tests), and `http_logging`,
-//! `http_logging_errors` and `http_readme` each install the process-wide
-//! log subscriber.
+//! `http_logging_errors`, `http_otel` and `http_readme` each install the
+//! process-wide log subscriber.
 
 #[path = "../support/mod.rs"]
 mod support;
@@ -38,8 +38,11 @@ mod http_files;
 mod http_jwks_url;
 mod http_limits;
 mod http_openapi;
+mod http_otel;
 mod http_quota_view;
 mod http_receipts;
+mod http_retention;
+mod http_revisions;
 mod layers;
 mod redeem_round_trips;
 mod snapshot_refresh;

@@ -181,15 +181,21 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
 
 /// Why a campaign is not running at `now`.
 fn not_running(c: &crate::core::campaign::Campaign, now: DateTime<Utc>) -> Explanation {
-    let message = if c.status == crate::core::campaign::CampaignStatus::Enable {
+    let message = if *c.status_at(now) == crate::core::campaign::CampaignStatus::Enable {
         format!(
             "the campaign runs from {} to {}, not at {}",
             c.start_date.to_rfc3339(),
             c.end_date.to_rfc3339(),
             now.to_rfc3339()
         )
-    } else {
+    } else if c.status_schedule.is_empty() {
         format!("the campaign is {}: it never runs", c.status)
+    } else {
+        format!(
+            "the campaign's status at {} is {} (statusSchedule)",
+            now.to_rfc3339(),
+            c.status_at(now)
+        )
     };
     Explanation {
         campaign_id: c.id,
@@ -227,5 +233,47 @@ fn suppress(hits: &mut [PreviewHit], engine: &crate::core::engine::Engine) {
             hits[live[k]].suppressed =
                 Some(stacking::explanation(campaigns[k], campaigns[by], why));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::{DateTime, Utc};
+    use serde_json::json;
+
+    use crate::core::campaign::Campaign;
+
+    #[test]
+    fn not_running_names_the_scheduled_status() {
+        let t = |s: &str| s.parse::<DateTime<Utc>>().unwrap();
+        let c: Campaign = serde_json::from_value(json!({
+            "id": "00000000-0000-4000-8000-000000000001", "name": "n", "description": null,
+            "imageUrl": null, "startDate": "2026-01-01T00:00:00Z", "endDate": "2027-01-01T00:00:00Z",
+            "refCode": "S", "status": "ENABLE", "priority": 1, "channel": null,
+            "statusSchedule": [{"at": "2026-06-01T00:00:00Z", "status": "DISABLE"}],
+            "quotas": [], "rules": [], "projectId": "p", "version": 1,
+            "createdBy": "a", "lastModifiedBy": "a",
+            "createdDate": "2026-01-01T00:00:00Z", "lastModifiedDate": "2026-01-01T00:00:00Z"
+        }))
+        .unwrap();
+        // (instant, message)
+        let cases = [
+            (
+                "2026-06-01T00:00:00Z",
+                "the campaign's status at 2026-06-01T00:00:00+00:00 is DISABLE (statusSchedule)",
+            ),
+            (
+                "2027-02-01T00:00:00Z",
+                "the campaign's status at 2027-02-01T00:00:00+00:00 is DISABLE (statusSchedule)",
+            ),
+        ];
+        for (at, want) in cases {
+            assert_eq!(super::not_running(&c, t(at)).message, want, "{at}");
+        }
+        let mut ended = c.clone();
+        ended.status_schedule.clear();
+        assert!(super::not_running(&ended, t("2027-02-01T00:00:00Z"))
+            .message
+            .starts_with("the campaign runs from"));
     }
 }

@@ -35,6 +35,8 @@ mod holds;
 mod preview;
 #[path = "quota_view.rs"]
 mod quota_view;
+#[path = "revisions.rs"]
+mod revisions;
 #[path = "transfer.rs"]
 mod transfer;
 pub use holds::{HoldRequest, DEFAULT_HOLD_TTL_SECONDS, MAX_LIVE_HOLDS_LISTED};

@@ -34,9 +34,9 @@ macro_rules! store_calls {
         $crate::store::sql::calls::store_calls!(impl ContentStore for $store);
         $crate::store::sql::calls::store_calls!(impl ConsentLedger for $store);
         $crate::store::sql::calls::store_calls!(impl LedgerStore for $store);
-        $crate::store::sql::calls::store_calls!(impl FileStore for $store);
         $crate::store::sql::calls::store_calls!(impl HistoryStore for $store);
         $crate::store::sql::hold::hold_calls!($store);
+        $crate::store::sql::calls::store_calls!(impl FileStore for $store);
         $crate::store::sql::calls::common_methods!($store);
     };
 
@@ -133,6 +133,40 @@ macro_rules! store_calls {
             async fn count_campaigns(&self, project: &str) -> $crate::Result<u64> {
                 self.read_call($crate::store::sql::campaign::count_campaigns(self, project))
                     .await
+            }
+
+            async fn campaign_revisions(
+                &self,
+                project: &str,
+                campaign_id: uuid::Uuid,
+                page: u32,
+                size: u32,
+            ) -> $crate::Result<
+                $crate::store::Page<$crate::core::campaign::CampaignRevision>,
+            > {
+                self.read_call($crate::store::sql::revision::campaign_revisions(
+                    self,
+                    project,
+                    campaign_id,
+                    page,
+                    size,
+                ))
+                .await
+            }
+
+            async fn campaign_revision(
+                &self,
+                project: &str,
+                campaign_id: uuid::Uuid,
+                revision: i64,
+            ) -> $crate::Result<Option<$crate::core::campaign::CampaignRevision>> {
+                self.read_call($crate::store::sql::revision::campaign_revision(
+                    self,
+                    project,
+                    campaign_id,
+                    revision,
+                ))
+                .await
             }
         }
     };
@@ -381,6 +415,65 @@ macro_rules! store_calls {
         }
     };
 
+    (impl HistoryStore for $store:ty) => {
+        impl $crate::store::HistoryStore for $store {
+            async fn subject_history(
+                &self,
+                project: &str,
+                subject: &str,
+                query: &$crate::core::consent::evidence::HistoryQuery,
+                now: chrono::DateTime<chrono::Utc>,
+            ) -> $crate::Result<$crate::store::Page<$crate::core::consent::evidence::SubjectEvent>>
+            {
+                self.read_call($crate::store::sql::history::subject_history(
+                    self, project, subject, query, now,
+                ))
+                .await
+            }
+
+            async fn expired_acceptances(
+                &self,
+                project: &str,
+                now: chrono::DateTime<chrono::Utc>,
+                page: u32,
+                size: u32,
+            ) -> $crate::Result<$crate::store::Page<$crate::core::consent::history::ExpiredAcceptance>>
+            {
+                self.read_call($crate::store::sql::history::expired_acceptances(
+                    self, project, now, page, size,
+                ))
+                .await
+            }
+
+            async fn ended_acceptances(
+                &self,
+                project: &str,
+                before: chrono::DateTime<chrono::Utc>,
+                limit: u32,
+            ) -> $crate::Result<Vec<(String, String)>> {
+                self.read_call($crate::store::sql::history::ended_acceptances(
+                    self, project, before, limit,
+                ))
+                .await
+            }
+
+            async fn purge_acceptance(
+                &self,
+                project: &str,
+                id: &str,
+                pseudonym: &str,
+            ) -> $crate::Result<$crate::core::consent::erasure::ErasureCounts> {
+                let (project, id, pseudonym) =
+                    (project.to_owned(), id.to_owned(), pseudonym.to_owned());
+                self.write_call(move |s| async move {
+                    $crate::store::sql::history::purge_acceptance(&s, &project, &id, &pseudonym)
+                        .await
+                })
+                .await
+            }
+        }
+    };
+
     (impl FileStore for $store:ty) => {
         impl $crate::store::FileStore for $store {
             async fn put_file(
@@ -406,24 +499,6 @@ macro_rules! store_calls {
             async fn file_exists(&self, project: &str, sha256: &str) -> $crate::Result<bool> {
                 self.read_call($crate::store::sql::file::file_exists(self, project, sha256))
                     .await
-            }
-        }
-    };
-
-    (impl HistoryStore for $store:ty) => {
-        impl $crate::store::HistoryStore for $store {
-            async fn subject_history(
-                &self,
-                project: &str,
-                subject: &str,
-                query: &$crate::core::consent::evidence::HistoryQuery,
-                now: chrono::DateTime<chrono::Utc>,
-            ) -> $crate::Result<$crate::store::Page<$crate::core::consent::evidence::SubjectEvent>>
-            {
-                self.read_call($crate::store::sql::history::subject_history(
-                    self, project, subject, query, now,
-                ))
-                .await
             }
         }
     };

@@ -505,6 +505,15 @@ pub async fn concurrent_updates_of_one_version_one_wins<S: Store>(store: Arc<S>)
     let stored = store.campaign(&p, c.id).await.unwrap().unwrap();
     assert_eq!(stored.version, 2);
     assert_eq!(store.catalog_version(&p).await.unwrap(), 2);
+    // The winner's revision, and no loser's, was written with it.
+    let revisions = store.campaign_revisions(&p, c.id, 0, 20).await.unwrap();
+    assert_eq!(
+        revisions.items,
+        vec![
+            accord::campaign::CampaignRevision::of(&stored),
+            accord::campaign::CampaignRevision::of(&c)
+        ]
+    );
 }
 
 pub async fn list_search_box_and_admin_filters<S: Store>(store: Arc<S>) {
