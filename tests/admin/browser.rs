@@ -576,6 +576,34 @@ async fn consent_and_csrf(c: &Client, base: &str) {
     assert!(!now.contains("sms —"), "sms is withdrawn now: {now}");
     shot(c, "subject").await;
 
+    // Erase the subject: asked first, then what was erased and kept.
+    c.find(Locator::Css("#erase"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_for(c, "Erase this data subject?").await;
+    c.find(Locator::Css("form button.danger"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let page = wait_for(c, "Data subject erased").await;
+    assert!(page.contains("pseudonym:"), "{page}");
+    let erased = text_of(c, "#erased").await;
+    assert!(
+        erased.contains("1 acceptance version(s) and 1 purpose event(s) rewritten"),
+        "{erased}"
+    );
+    let kept = text_of(c, "#kept").await;
+    assert!(kept.contains("consentRevision"), "{kept}");
+    c.goto(&format!("{base}/admin/p/shop/subjects?subject=u1"))
+        .await
+        .unwrap();
+    wait_for(c, "No consent records for this data subject.").await;
+
     // A consent with its English and Thai texts side by side.
     c.goto(&format!("{base}/admin/p/shop/content/notices"))
         .await

@@ -307,3 +307,87 @@ fn saving_a_consent_unchanged_keeps_its_data() {
         );
     });
 }
+
+#[test]
+fn an_administrator_erases_a_subject_after_confirming() {
+    run(async {
+        let app = app();
+        let mut admin = Client::new(&app);
+        admin.sign_in(&token(scope::ALL)).await;
+        let page = notice_and_consent(&mut admin).await;
+        let consent_id = page.rsplit('/').next().unwrap().to_owned();
+        accept_then_withdraw_sms(&app, &consent_id).await;
+        let lookup = admin.get("/admin/p/shop/subjects?subject=u1").await;
+        let erase = "/admin/p/shop/subjects/erase?subject=u1";
+        assert!(
+            lookup.body.contains(&erase.replace('&', "&amp;")),
+            "{}",
+            lookup.body
+        );
+
+        // An auditor sees the records but no erase button, and may not erase.
+        let mut auditor = Client::new(&app);
+        auditor.sign_in(&token(&[scope::CONSENT_AUDIT])).await;
+        let seen = auditor.get("/admin/p/shop/subjects?subject=u1").await;
+        assert_eq!(seen.status, StatusCode::OK);
+        assert!(!seen.body.contains("subjects/erase"));
+        assert_eq!(auditor.get(erase).await.status, StatusCode::FORBIDDEN);
+        let csrf = auditor.csrf_on("/admin/p/shop/subjects").await;
+        let refused = auditor
+            .post(
+                "/admin/p/shop/subjects/erase",
+                &[("csrf", &csrf), ("subject", "u1")],
+            )
+            .await;
+        assert_eq!(refused.status, StatusCode::FORBIDDEN);
+
+        // Asked first; without the form's token nothing happens.
+        let confirm = admin.get(erase).await;
+        assert_eq!(confirm.status, StatusCode::OK);
+        assert!(confirm.body.contains("Erase this data subject?"));
+        assert!(
+            confirm.body.contains("2 consent record(s)"),
+            "{}",
+            confirm.body
+        );
+        let forged = admin
+            .post("/admin/p/shop/subjects/erase", &[("subject", "u1")])
+            .await;
+        assert_eq!(forged.status, StatusCode::FORBIDDEN);
+        assert_eq!(
+            app.api.consent().history("shop", "u1").await.unwrap().len(),
+            2
+        );
+
+        let csrf = confirm.csrf();
+        let done = admin
+            .post(
+                "/admin/p/shop/subjects/erase",
+                &[("csrf", &csrf), ("subject", "u1")],
+            )
+            .await;
+        assert_eq!(done.status, StatusCode::OK, "{}", done.body);
+        assert!(done.body.contains("Data subject erased"));
+        assert!(
+            done.body
+                .contains("1 acceptance version(s) and 1 purpose event(s) rewritten"),
+            "{}",
+            done.body
+        );
+        assert!(done.body.contains("pseudonym:"));
+        assert!(done
+            .body
+            .contains("<li class=\"mono\">consentRevision</li>"));
+        assert!(app
+            .api
+            .consent()
+            .history("shop", "u1")
+            .await
+            .unwrap()
+            .is_empty());
+        let after = admin.get("/admin/p/shop/subjects?subject=u1").await;
+        assert!(after
+            .body
+            .contains("No consent records for this data subject."));
+    });
+}

@@ -51,7 +51,8 @@ pub fn app() -> App {
     let clock = Arc::new(ManualClock::new(t0()));
     let store = Arc::new(MemoryStore::new());
     let auth = Auth::hs256(SECRET).unwrap();
-    let api = Api::new(store, clock.clone(), auth.clone());
+    let api = Api::new(store, clock.clone(), auth.clone())
+        .with_pseudonym_key(accord::consent::erasure::PseudonymKey::new(&[42; 32]).unwrap());
     let admin = Admin::new(Arc::clone(api.campaigns()), Arc::clone(api.consent()), auth);
     let router = router(api.clone()).merge(admin::router(admin.clone()));
     App {

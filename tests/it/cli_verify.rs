@@ -35,6 +35,7 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
 }
 
 #[tokio::test]
+#[allow(clippy::too_many_lines)] // one story, told in order
 async fn ledger_and_receipts_verify_offline() {
     let w = serve(Arc::new(MemoryStore::new()), "cli-verify").await;
     let consent = w.consent("English text", "").await;

@@ -46,6 +46,7 @@ async fn download(w: &Wire, sha256: &str, token: &str) -> reqwest::Response {
 }
 
 #[tokio::test]
+#[allow(clippy::too_many_lines)] // one story, told in order
 async fn files_upload_and_serve() {
     let w = serve(Arc::new(MemoryStore::new()), "files").await;
     let writer = token(&[scope::CMS_WRITE], &["files"]);

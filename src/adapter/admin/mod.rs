@@ -273,6 +273,10 @@ pub fn router<S: HttpStore>(admin: Admin<S>) -> Router {
             "/admin/p/{project}/subjects",
             get(consent::subject::lookup::<S>),
         )
+        .route(
+            "/admin/p/{project}/subjects/erase",
+            get(consent::erase::erase_page::<S>).post(consent::erase::erase::<S>),
+        )
         .route("/admin/{*rest}", any(guard::not_found))
         .layer(axum::middleware::from_fn_with_state(
             admin.clone(),

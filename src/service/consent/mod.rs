@@ -230,6 +230,9 @@ impl<S: ConsentStore> ConsentService<S> {
                 format!("consent {consent_id:?} does not belong to application {app:?}"),
             ));
         }
+        let (language, screen) = self
+            .shown(project, &req, &record.data, notice.as_ref())
+            .await?;
         let purposes = match req.purposes {
             None => consent.purposes.clone(),
             Some(asked) => {
@@ -244,14 +247,6 @@ impl<S: ConsentStore> ConsentService<S> {
                 asked
             }
         };
-        let screen = self
-            .pinned_screen(
-                project,
-                req.form_screen.as_deref(),
-                &record.data,
-                "formScreen",
-            )
-            .await?;
         let now = self.clock.now();
         let expired = rules::expiry(now, consent.lifespan);
         let mut data = Map::new();
@@ -278,10 +273,6 @@ impl<S: ConsentStore> ConsentService<S> {
         put("note", req.note.unwrap_or_default().into());
         put("consentRevision", consent.revision.into());
         put("privacyNoticeId", consent.privacy_notice_ref.clone().into());
-        let language = req
-            .language
-            .clone()
-            .unwrap_or_else(|| notice.as_ref().map_or("und", |n| n.language()).to_owned());
         put("privacyNoticeRevision", notice.map(|n| n.revision).into());
         put("language", language.into());
         if let Some(screen) = screen {
@@ -300,6 +291,26 @@ impl<S: ConsentStore> ConsentService<S> {
             })
             .await?;
         Ok(ConsentAcceptance::from_record(&stored))
+    }
+
+    /// What an acceptance records of what was shown: the language of the
+    /// text (the request's, else the notice's) and the screen (the
+    /// request's, which must be a file of the project, else the consent's).
+    async fn shown(
+        &self,
+        project: &str,
+        req: &AcceptConsentRequest,
+        consent: &Map<String, Value>,
+        notice: Option<&PrivacyNotice>,
+    ) -> Result<(String, Option<String>)> {
+        let language = req
+            .language
+            .clone()
+            .unwrap_or_else(|| notice.map_or("und", PrivacyNotice::language).to_owned());
+        let screen = self
+            .pinned_screen(project, req.form_screen.as_deref(), consent, "formScreen")
+            .await?;
+        Ok((language, screen))
     }
 
     /// Endpoint 4: one option per purpose code of each offered consent of

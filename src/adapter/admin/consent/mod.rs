@@ -1,6 +1,7 @@
 //! The consent pages: privacy notices, consents and purposes (the content
-//! store), and the data-subject lookup.
+//! store), the data-subject lookup, and erasure.
 
 pub mod content;
+pub mod erase;
 mod kinds;
 pub mod subject;

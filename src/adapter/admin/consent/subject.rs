@@ -52,6 +52,8 @@ struct SubjectPage {
     at_state: Vec<StateView>,
     timeline: Vec<Event>,
     error: Option<String>,
+    /// The erasure page of the subject, for a token with `consent.admin`.
+    erase_href: Option<String>,
 }
 
 fn show_opt(t: Option<DateTime<Utc>>, offset: FixedOffset, none: &str) -> String {
@@ -230,6 +232,7 @@ pub async fn lookup<S: HttpStore>(
         at_state: Vec::new(),
         timeline: Vec::new(),
         error: None,
+        erase_href: None,
     };
     if subject.is_empty() {
         return Ok(render(&page));
@@ -313,6 +316,13 @@ pub async fn lookup<S: HttpStore>(
         }
     }
     events.sort_by_key(|e| e.sort);
+    if !history.is_empty() && ctx.may(crate::adapter::http::scope::CONSENT_ADMIN) {
+        page.erase_href = Some(format!(
+            "{}/subjects/erase{}",
+            project_base(&project),
+            view::query(&[("subject", &subject)])
+        ));
+    }
     page.timeline = events;
     Ok(render(&page))
 }

@@ -12,14 +12,6 @@ use super::{t0, Fx};
 
 const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR screen one";
 
-fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::Digest as _;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 fn code(e: &accord::Error) -> Vec<String> {
     let mut codes = vec![e.code().to_owned()];
     codes.extend(
@@ -34,7 +26,7 @@ fn code(e: &accord::Error) -> Vec<String> {
 /// keeps the first, projects are apart.
 pub async fn files_are_content_addressed<S: ConsentStore + 'static>(store: Arc<S>) {
     let fx = Fx::new(store.clone());
-    let sha = sha256_hex(PNG);
+    let sha = accord::hash::sha256_hex(PNG);
     let file = StoredFile {
         project_id: fx.project.clone(),
         sha256: sha.clone(),
