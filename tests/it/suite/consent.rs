@@ -78,6 +78,10 @@ macro_rules! consent_suite {
             store::concurrent_acceptances_of_one_subject,
             store::store_errors,
         );
+        #[cfg(feature = "http")]
+        $crate::suite::consent::consent_suite!(@tests $fixture;
+            cases::consent_cases_hold_through_the_router,
+        );
         $crate::suite::consent::consent_suite!(@blocking $fixture;
             props::purpose_flag_is_latest_event,
             agreement::views_agree_with_the_records,

@@ -174,3 +174,89 @@ pub async fn problem(res: Response, status: u16, code: &str) -> Value {
     assert!(body["errors"].is_array());
     body
 }
+
+/// The router over any store, in a project of its own, with a manual
+/// clock and a token of every scope for that project.
+pub struct Served<S> {
+    pub base: String,
+    pub client: reqwest::Client,
+    pub token: String,
+    pub project: String,
+    pub api: Api<S>,
+    pub clock: Arc<ManualClock>,
+}
+
+/// Serves the router over `store` (HS256 auth, the clock at `at`) in a new
+/// project.
+pub async fn serve_store<S: HttpStore>(store: Arc<S>, at: DateTime<Utc>) -> Served<S> {
+    let clock = Arc::new(ManualClock::new(at));
+    let api = Api::new(store, clock.clone(), Auth::hs256(SECRET).unwrap());
+    let project = format!("p-{}", uuid::Uuid::new_v4());
+    serve_api_in(api, clock, &project).await
+}
+
+/// Serves `api` (built over `clock`) for `project`.
+pub async fn serve_api_in<S: HttpStore>(
+    api: Api<S>,
+    clock: Arc<ManualClock>,
+    project: &str,
+) -> Served<S> {
+    let (base, client) = listen(api.clone()).await;
+    Served {
+        base,
+        client,
+        token: token(scope::ALL, &[project]),
+        project: project.to_owned(),
+        api,
+        clock,
+    }
+}
+
+impl<S> Served<S> {
+    /// `path` on this server.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// `/cms/api/projects/<project>/c/{rest}`.
+    pub fn cms(&self, rest: &str) -> String {
+        self.url(&format!("/cms/api/projects/{}/c/{rest}", self.project))
+    }
+
+    /// `/bff/api/consent/projects/<project>{rest}`.
+    pub fn bff(&self, rest: &str) -> String {
+        self.url(&format!("/bff/api/consent/projects/{}{rest}", self.project))
+    }
+
+    /// `/consent/api/projects/<project>{rest}`.
+    pub fn consent(&self, rest: &str) -> String {
+        self.url(&format!("/consent/api/projects/{}{rest}", self.project))
+    }
+
+    /// GET `url` with the token: status and body.
+    pub async fn get(&self, url: &str) -> (u16, Value) {
+        parts(
+            self.client
+                .get(url)
+                .bearer_auth(&self.token)
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await
+    }
+
+    /// `method` `url` with the token and a JSON body: status and body.
+    pub async fn send(&self, method: Method, url: &str, body: Value) -> (u16, Value) {
+        parts(
+            self.client
+                .request(method, url)
+                .bearer_auth(&self.token)
+                .json(&body)
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await
+    }
+}
