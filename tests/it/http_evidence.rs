@@ -414,19 +414,25 @@ async fn sqlite_history_and_state() {
     history_and_state_agree(store, "ev").await;
 }
 
-async fn pg_store(kind: &str) -> Option<Arc<accord::store::postgres::PostgresStore>> {
+/// A store in a schema of its own, and the guard that drops the schema.
+async fn pg_store(
+    kind: &str,
+) -> Option<(
+    Arc<accord::store::postgres::PostgresStore>,
+    pg_support::Schema,
+)> {
     let url = pg_support::database_url("consent evidence over PostgreSQL")?;
     let schema = pg_support::create_schema(&url, kind, "").await;
-    Some(Arc::new(
+    let store =
         accord::store::postgres::PostgresStore::connect(&pg_support::with_schema(&url, &schema))
             .await
-            .unwrap(),
-    ))
+            .unwrap();
+    Some((Arc::new(store), schema))
 }
 
 #[tokio::test]
 async fn postgres_history_and_state() {
-    let Some(store) = pg_store("evidence").await else {
+    let Some((store, _schema)) = pg_store("evidence").await else {
         return;
     };
     let run = uuid::Uuid::new_v4();

@@ -148,7 +148,7 @@ async fn a_redeem_makes_two_store_calls_on_postgres() {
     let schema = crate::pg_support::create_schema(&url, "trips", "").await;
     let options = PgConnectOptions::from_str(&url)
         .unwrap()
-        .options([("search_path", schema.as_str())]);
+        .options([("search_path", schema.name())]);
     let pool = PgPoolOptions::new()
         .max_connections(2)
         .connect_with(options)
