@@ -35,6 +35,7 @@ mod http_errors;
 mod http_evidence;
 mod http_limits;
 mod http_openapi;
+mod http_promotions;
 mod http_quota_view;
 mod layers;
 mod redeem_round_trips;

@@ -5,9 +5,11 @@
 //! The operations over these types are in
 //! [`CampaignService`](crate::service::campaign::CampaignService).
 
+mod exchange;
 pub(crate) mod model;
 mod promotion;
 pub(crate) mod zones;
 
+pub use exchange::*;
 pub use model::*;
 pub use zones::{parse_zone, TimeZones};
