@@ -76,6 +76,7 @@ fn plan(c: &Campaign, n: u64, hot: bool) -> RedemptionPlan {
         key,
         amount: Decimal::ONE,
         limit: Decimal::from(i64::MAX),
+        window: None,
     };
     let mut quotas = vec![charge(format!("BENCH-{user}"))];
     if hot {

@@ -256,6 +256,7 @@ fn campaign(
                 value: Decimal::from(5),
                 value_field: None,
                 description: None,
+                window: None,
             }]
         } else {
             vec![]

@@ -315,6 +315,18 @@ pub trait RedemptionStore: Send + Sync {
         keys: &[String],
     ) -> impl Future<Output = Result<HashMap<String, Decimal>>> + Send;
 
+    /// The usage of each counter at `at`, in order: a calendar counter's
+    /// redemptions and live holds (a hold past its expiry never counts,
+    /// cleaned up or not); a rolling counter's charges made in the window
+    /// ending at `at` (a charge made at `t` counts while
+    /// `t <= at < t + window`), by redemptions and live holds.
+    fn counter_usage(
+        &self,
+        project: &str,
+        counters: &[super::Counter],
+        at: DateTime<Utc>,
+    ) -> impl Future<Output = Result<Vec<super::CounterUsage>>> + Send;
+
     /// Usage of the keys that begin with `prefix` and sort after `after`
     /// (when given), in bytewise key order, at most `limit` of them: one
     /// range scan of the key index, from `prefix` (or just after `after`)

@@ -29,11 +29,15 @@
 
 mod campaign;
 mod consent;
+mod hold;
 mod ping;
 
+pub use hold::{Confirmation, Counter, CounterUsage, HoldOutcome, HoldStore};
 pub use ping::Ping;
 
-pub use consent::{ConsentLedger, ConsentStore, ContentStore, LedgerStore, StoredEntry};
+pub use consent::{
+    ConsentLedger, ConsentStore, ContentStore, HistoryStore, LedgerStore, StoredEntry,
+};
 
 pub use crate::core::page::{
     check_page_size, Page, SortDirection, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE,
@@ -59,6 +63,6 @@ pub mod sqlite;
 pub use sql::dialect::sent::counts as sql_sent;
 
 /// Every storage role: what one backend provides to both services.
-pub trait Store: CampaignStore + RedemptionStore + ConsentStore + 'static {}
+pub trait Store: CampaignStore + RedemptionStore + HoldStore + ConsentStore + 'static {}
 
-impl<T: CampaignStore + RedemptionStore + ConsentStore + 'static> Store for T {}
+impl<T: CampaignStore + RedemptionStore + HoldStore + ConsentStore + 'static> Store for T {}

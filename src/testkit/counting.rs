@@ -109,6 +109,15 @@ impl RedemptionStore for Counting {
         self.quota_usage.fetch_add(1, Ordering::SeqCst);
         self.inner.quota_usage(project, keys).await
     }
+    async fn counter_usage(
+        &self,
+        project: &str,
+        counters: &[crate::store::Counter],
+        at: DateTime<Utc>,
+    ) -> Result<Vec<crate::store::CounterUsage>> {
+        self.quota_usage.fetch_add(1, Ordering::SeqCst);
+        self.inner.counter_usage(project, counters, at).await
+    }
     async fn quota_usage_by_prefix(
         &self,
         project: &str,

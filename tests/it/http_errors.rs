@@ -440,6 +440,15 @@ impl RedemptionStore for Flaky {
         self.check()?;
         self.inner.quota_usage(project, keys).await
     }
+    async fn counter_usage(
+        &self,
+        project: &str,
+        counters: &[accord::store::Counter],
+        at: DateTime<Utc>,
+    ) -> Result<Vec<accord::store::CounterUsage>> {
+        self.check()?;
+        self.inner.counter_usage(project, counters, at).await
+    }
     async fn quota_usage_by_prefix(
         &self,
         project: &str,
@@ -459,6 +468,52 @@ impl RedemptionStore for Flaky {
     ) -> Result<Vec<QuotaUsage>> {
         self.check()?;
         self.inner.campaign_quota_usage(project, campaign_id).await
+    }
+}
+
+impl accord::store::HoldStore for Flaky {
+    async fn place_hold(
+        &self,
+        hold: &accord::campaign::Hold,
+    ) -> Result<accord::store::HoldOutcome> {
+        self.check()?;
+        self.inner.place_hold(hold).await
+    }
+    async fn confirm_hold(
+        &self,
+        project: &str,
+        id: Uuid,
+        at: DateTime<Utc>,
+    ) -> Result<Option<accord::store::Confirmation>> {
+        self.check()?;
+        self.inner.confirm_hold(project, id, at).await
+    }
+    async fn release_hold(
+        &self,
+        project: &str,
+        id: Uuid,
+        at: DateTime<Utc>,
+    ) -> Result<Option<accord::campaign::Hold>> {
+        self.check()?;
+        self.inner.release_hold(project, id, at).await
+    }
+    async fn hold(&self, project: &str, id: Uuid) -> Result<Option<accord::campaign::Hold>> {
+        self.check()?;
+        self.inner.hold(project, id).await
+    }
+    async fn live_holds(
+        &self,
+        project: &str,
+        campaign_id: Uuid,
+        at: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<accord::campaign::Hold>> {
+        self.check()?;
+        self.inner.live_holds(project, campaign_id, at, limit).await
+    }
+    async fn sweep_quota_marks(&self, project: &str, at: DateTime<Utc>) -> Result<u64> {
+        self.check()?;
+        self.inner.sweep_quota_marks(project, at).await
     }
 }
 
@@ -569,6 +624,21 @@ impl accord::store::LedgerStore for Flaky {
     ) -> Result<accord::consent::erasure::ErasureCounts> {
         self.check()?;
         self.inner.erase_subject(project, subject, pseudonym).await
+    }
+}
+
+impl accord::store::HistoryStore for Flaky {
+    async fn subject_history(
+        &self,
+        project: &str,
+        subject: &str,
+        query: &accord::consent::evidence::HistoryQuery,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<accord::store::Page<accord::consent::evidence::SubjectEvent>> {
+        self.check()?;
+        self.inner
+            .subject_history(project, subject, query, now)
+            .await
     }
 }
 

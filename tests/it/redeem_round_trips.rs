@@ -130,9 +130,9 @@ async fn a_redeem_makes_two_store_calls_on_sqlite() {
     let store = SqliteStore::open(dir.path().join("accord.db").to_str().unwrap())
         .await
         .unwrap();
-    // The campaign; BEGIN, the redemption, the usage read and written,
-    // the charges, COMMIT.
-    check(Arc::new(store), "SQLite", 7).await;
+    // The campaign; BEGIN, the redemption, the key's expired hold marks
+    // swept, its usage read and written, the charges, COMMIT.
+    check(Arc::new(store), "SQLite", 8).await;
 }
 
 #[cfg(feature = "postgres")]

@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use super::model::{Then, ThenOperator};
+use super::window::QuotaWindow;
 use crate::core::wire::{self, Scalar};
 use crate::string_enum;
 
@@ -254,6 +255,12 @@ pub struct QuotaCharge {
     #[serde(with = "wire::decimal_number")]
     #[cfg_attr(feature = "http", schema(value_type = f64))]
     pub limit: Decimal,
+    /// The rolling window of the quota, when it has one: the limit holds
+    /// in any window of this duration (the counter is the key and the
+    /// window). Absent: a calendar quota.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "http", schema(value_type = Option<String>, example = "PT24H"))]
+    pub window: Option<QuotaWindow>,
 }
 
 /// A recorded redemption; also the response of redeem.
@@ -313,6 +320,20 @@ pub struct QuotaUsage {
     #[serde(default, with = "wire::decimal_number::option")]
     #[cfg_attr(feature = "http", schema(value_type = Option<f64>))]
     pub limit: Option<Decimal>,
+    /// The rolling window of the counter (`used` is then the usage in the
+    /// window ending now); absent: a calendar quota.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "http", schema(value_type = Option<String>, example = "PT24H"))]
+    pub window: Option<QuotaWindow>,
+    /// The part of `used` reserved by live holds (not yet confirmed);
+    /// absent when none.
+    #[serde(
+        default,
+        with = "wire::decimal_number::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[cfg_attr(feature = "http", schema(value_type = Option<f64>))]
+    pub held: Option<Decimal>,
 }
 
 #[cfg(test)]

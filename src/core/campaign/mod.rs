@@ -6,10 +6,14 @@
 //! [`CampaignService`](crate::service::campaign::CampaignService).
 
 mod exchange;
+mod hold;
 pub(crate) mod model;
 mod promotion;
+pub(crate) mod window;
 pub(crate) mod zones;
 
 pub use exchange::*;
+pub use hold::{Hold, HoldStatus, MAX_HOLD_TTL_SECONDS};
 pub use model::*;
+pub use window::{QuotaWindow, WindowError, MAX_WINDOW_SECONDS};
 pub use zones::{parse_zone, TimeZones};

@@ -295,6 +295,13 @@ pub struct Quota {
     /// Description.
     #[serde(default)]
     pub description: Option<String>,
+    /// A rolling window (`PT24H`, `P7D`): the limit holds in any window of
+    /// this duration ending now, instead of over all time. Absent: a
+    /// calendar quota (docs/quotas.md, "Rolling windows"). Saved in
+    /// canonical form (`PT24H` as `P1D`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "http", schema(example = "PT24H"))]
+    pub window: Option<String>,
 }
 
 /// What a client sends to create or update a campaign.

@@ -66,7 +66,7 @@ pub(crate) fn build(
             .map(normalize_stacking)
             .filter(|s| !s.is_default()),
         time_zone: input.time_zone.filter(|z| !z.trim().is_empty()),
-        quotas: input.quotas,
+        quotas: input.quotas.into_iter().map(canonical_window).collect(),
         rules: input.rules,
         project_id: stamp.project.to_owned(),
         version: existing.map_or(1, |e| e.version + 1),
@@ -122,6 +122,17 @@ fn check_constant_formulas(input: &CampaignInput, problems: &mut Problems) {
     }
 }
 
+/// A quota with its window in canonical form (`PT24H` saved as `P1D`); a
+/// window that does not parse is kept as sent, for validation to report.
+fn canonical_window(mut quota: crate::core::campaign::Quota) -> crate::core::campaign::Quota {
+    if let Some(w) = &quota.window {
+        if let Ok(parsed) = w.parse::<crate::core::campaign::QuotaWindow>() {
+            quota.window = Some(parsed.to_string());
+        }
+    }
+    quota
+}
+
 /// Quota keys: bounded, and rendering distinct values to distinct keys
 /// (docs/quotas.md).
 fn check_quota_keys(input: &CampaignInput, problems: &mut Problems) {
@@ -132,6 +143,15 @@ fn check_quota_keys(input: &CampaignInput, problems: &mut Problems) {
             Some(&quota.key),
             MAX_QUOTA_KEY_LEN,
         );
+        if let Some(window) = &quota.window {
+            if let Err(e) = window.parse::<crate::core::campaign::QuotaWindow>() {
+                problems.push(
+                    format!("quotas[{i}].window"),
+                    ErrorCode::InvalidQuotaWindow,
+                    e.to_string(),
+                );
+            }
+        }
         let Ok(key) = crate::core::template::Template::parse(&quota.key) else {
             continue;
         };

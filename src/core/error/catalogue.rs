@@ -146,6 +146,8 @@ catalogue! {
         "No route has this path.";
     CampaignNotFound = "campaign_not_found", NotFound, Problem, "Campaign not found",
         "No campaign with this id in the project.";
+    HoldNotFound = "hold_not_found", NotFound, Problem, "Hold not found",
+        "No quota hold with this id in the project.";
     RedemptionNotFound = "redemption_not_found", NotFound, Problem, "Redemption not found",
         "No redemption with this id in the project.";
     ContentNotFound = "content_not_found", NotFound, Problem, "Content not found",
@@ -180,6 +182,10 @@ catalogue! {
     // 409: the request conflicts with the current state.
     QuotaExceeded = "quota_exceeded", Conflict, Problem, "Quota exceeded",
         "A quota of the redeem would go over its limit; nothing was recorded.";
+    HoldExpired = "hold_expired", Conflict, Problem, "Hold expired",
+        "A quota hold is confirmed after its expiry: its quota was returned; place a new hold or redeem.";
+    HoldReleased = "hold_released", Conflict, Problem, "Hold released",
+        "A quota hold is confirmed after it was released.";
     StackingConflict = "stacking_conflict", Conflict, Problem, "Stacking conflict",
         "Campaigns redeemed for the same order (`withCampaigns`) may not be applied together.";
     StaleVersion = "stale_version", Conflict, Problem, "Stale version",
@@ -315,8 +321,12 @@ catalogue! {
         "A priority that is not a whole number within its range.";
     InvalidRefCode = "invalid_ref_code", Validation, Field, "Invalid refCode",
         "A `refCode` with characters outside A-Z a-z 0-9 _ . -.";
+    InvalidHoldTtl = "invalid_hold_ttl", Validation, Both, "Invalid hold ttl",
+        "A hold's `ttl` that is not a whole number of seconds from 1 to the limit (`docs/quotas.md`).";
     InvalidTimeZone = "invalid_time_zone", Validation, Field, "Invalid time zone",
         "Not an IANA time zone name (`Asia/Bangkok`).";
+    InvalidQuotaWindow = "invalid_quota_window", Validation, Field, "Invalid quota window",
+        "A quota `window` that is not a duration of 1 second to 366 days in ISO 8601 form (`PT24H`, `P7D`).";
     QuotaKeyAmbiguous = "quota_key_ambiguous", Validation, Field, "Quota key ambiguous",
         "A quota key template with placeholders side by side, which could render two values as one key.";
     InListSyntax = "in_list_syntax", Validation, Field, "in list syntax",

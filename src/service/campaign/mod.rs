@@ -15,11 +15,13 @@ use crate::core::error::ErrorCode;
 use crate::core::limits::MAX_CAMPAIGNS_PER_PROJECT;
 use crate::store::{CampaignStore, RedemptionStore};
 use crate::Error;
+use redeem::engine_scalar_text;
 use snapshots::Snapshots;
 use usage::UsageCache;
 
 mod catalogue;
 mod combine;
+mod holds;
 mod preview;
 mod quota_view;
 mod redeem;
@@ -30,6 +32,7 @@ mod tests;
 mod transfer;
 mod usage;
 
+pub use holds::{HoldRequest, DEFAULT_HOLD_TTL_SECONDS, MAX_LIVE_HOLDS_LISTED};
 pub use preview::{Preview, PreviewHit, PreviewQuota};
 pub use quota_view::{QuotaUsagePage, QuotaUsageQuery, DEFAULT_QUOTA_PAGE_SIZE};
 pub use redeem::RedeemResult;

@@ -3,12 +3,13 @@
 
 use std::sync::Arc;
 
+use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::snapshots::Snapshot;
-use super::{campaign_not_found, combine, CampaignService};
+use super::{campaign_not_found, combine, usage, CampaignService};
 use crate::core::campaign::{Campaign, RedeemRequest, Redemption, TxStatus};
-use crate::core::engine::{CompiledCampaign, Engine, ParsedRedeem};
+use crate::core::engine::{CompiledCampaign, Engine, ParsedRedeem, PlannedRedemption};
 use crate::core::error::ErrorCode;
 use crate::core::limits::MAX_REF_CODE_LEN;
 use crate::store::{
@@ -70,10 +71,8 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
         let outcome = self.store.redeem(&plan).await;
         // Whatever the outcome (an error may come after the commit), what
         // search kept of these keys may be out of date now.
-        self.usage.forget(
-            project,
-            plan.redemption.quotas.iter().map(|c| c.key.as_str()),
-        );
+        self.usage
+            .forget(project, plan.redemption.quotas.iter().map(usage::cache_key));
         match outcome? {
             RedeemOutcome::Recorded(r) => Ok(RedeemResult {
                 redemption: r,
@@ -95,33 +94,14 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
         request: &ParsedRedeem<'_>,
         fingerprint: Option<&str>,
     ) -> Result<RedemptionPlan> {
-        let code = request.campaign_code();
-        let mut codes = Vec::with_capacity(1 + request.with_campaigns().len());
-        codes.push(code);
-        codes.extend(
-            request
-                .with_campaigns()
-                .iter()
-                .map(String::as_str)
-                // Longer than any refCode: unknown, no need to ask.
-                .filter(|c| c.len() <= MAX_REF_CODE_LEN),
-        );
-        let found = self.store.campaigns_by_code(project, &codes).await?;
-        let campaign = found
-            .iter()
-            .find(|c| c.ref_code == code)
-            .ok_or_else(|| campaign_not_found(format_args!("with refCode {code:?}")))?;
-        let engine = self.engine_for(project, campaign)?;
-        combine::check_combination(campaign, request.with_campaigns(), &found)?;
-        let now = self.clock.now();
-        let plan = engine.engine.plan_parsed(code, request, now)?;
+        let (campaign, plan, now) = self.evaluate(project, request).await?;
         let r = request.request();
         Ok(RedemptionPlan {
             redemption: Redemption {
                 id: Uuid::new_v4(),
                 project_id: project.to_owned(),
                 campaign_id: campaign.id,
-                campaign_code: campaign.ref_code.clone(),
+                campaign_code: campaign.ref_code,
                 campaign_version: campaign.version,
                 status: TxStatus::Complete,
                 user_id: r.attribute.get("userId").and_then(engine_scalar_text),
@@ -135,6 +115,39 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
             },
         })
     }
+
+    /// Reads the campaign and those it is applied with (one store call),
+    /// checks the combination and plans what a redemption of `request`
+    /// records now: the campaign, the plan and the instant. What redeem and
+    /// a hold share.
+    pub(super) async fn evaluate(
+        &self,
+        project: &str,
+        request: &ParsedRedeem<'_>,
+    ) -> Result<(Campaign, PlannedRedemption, DateTime<Utc>)> {
+        let code = request.campaign_code();
+        let mut codes = Vec::with_capacity(1 + request.with_campaigns().len());
+        codes.push(code);
+        codes.extend(
+            request
+                .with_campaigns()
+                .iter()
+                .map(String::as_str)
+                // Longer than any refCode: unknown, no need to ask.
+                .filter(|c| c.len() <= MAX_REF_CODE_LEN),
+        );
+        let mut found = self.store.campaigns_by_code(project, &codes).await?;
+        let at = found
+            .iter()
+            .position(|c| c.ref_code == code)
+            .ok_or_else(|| campaign_not_found(format_args!("with refCode {code:?}")))?;
+        let engine = self.engine_for(project, &found[at])?;
+        combine::check_combination(&found[at], request.with_campaigns(), &found)?;
+        let now = self.clock.now();
+        let plan = engine.engine.plan_parsed(code, request, now)?;
+        Ok((found.swap_remove(at), plan, now))
+    }
+
     /// An engine holding the stored campaign: the project's snapshot as this
     /// service keeps it when it holds this very version (no store call),
     /// else one compiled now for this campaign only (redeem always
@@ -168,7 +181,7 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
         match &cancelled {
             Ok(Some(r)) => self
                 .usage
-                .forget(project, r.quotas.iter().map(|c| c.key.as_str())),
+                .forget(project, r.quotas.iter().map(usage::cache_key)),
             Ok(None) => {}
             // The keys are unknown, and the error may come after the commit.
             Err(_) => self.usage.forget_project(project),
@@ -200,7 +213,7 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
     }
 }
 
-fn engine_scalar_text(v: &serde_json::Value) -> Option<String> {
+pub(super) fn engine_scalar_text(v: &serde_json::Value) -> Option<String> {
     match v {
         serde_json::Value::String(s) => Some(s.clone()),
         serde_json::Value::Number(n) => Some(n.to_string()),

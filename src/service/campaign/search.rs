@@ -1,15 +1,17 @@
 //! Search: the compiled snapshot's hits, less the campaigns whose quotas
 //! are used up for the request, less those the stacking rules suppress.
 
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::time::Instant;
 
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 
-use super::CampaignService;
+use super::{usage, CampaignService};
 use crate::core::campaign::{Campaign, Explanation, SearchRequest, SearchResponse};
 use crate::core::engine::{self, stacking};
-use crate::store::{CampaignStore, RedemptionStore};
+use crate::store::{CampaignStore, Counter, RedemptionStore};
 use crate::Result;
 
 /// Options of a search.
@@ -38,7 +40,9 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
             .get(&*self.store, project, self.zones.of(project))
             .await?;
         let outcome = snapshot.engine.search(request, now, options.explain)?;
-        let usage = self.quota_usage_for_search(project, &outcome.hits).await?;
+        let usage = self
+            .quota_usage_for_search(project, &outcome.hits, now)
+            .await?;
         let mut actions = Vec::new();
         let mut explanations = outcome.explanations;
         let mut kept = Vec::with_capacity(outcome.hits.len());
@@ -101,20 +105,33 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
         &self,
         project: &str,
         hits: &[engine::CampaignHit<'_>],
+        now: DateTime<Utc>,
     ) -> Result<Vec<Decimal>> {
-        let keys: Vec<&str> = hits
+        let keys: Vec<Cow<'_, str>> = hits
             .iter()
-            .flat_map(|h| h.charges.iter().map(|c| c.key.as_str()))
+            .flat_map(|h| h.charges.iter().map(usage::cache_key))
             .collect();
         if keys.is_empty() {
             return Ok(Vec::new());
         }
-        let lookup = self.usage.lookup(project, &keys);
+        let refs: Vec<&str> = keys.iter().map(AsRef::as_ref).collect();
+        let lookup = self.usage.lookup(project, &refs);
         let mut used = lookup.used;
         if !lookup.missing.is_empty() {
             let read_at = Instant::now();
-            let read = self.store.quota_usage(project, &lookup.missing).await?;
-            for (u, key) in used.iter_mut().zip(&keys) {
+            let counters: Vec<Counter> = lookup
+                .missing
+                .iter()
+                .map(|k| usage::counter_of(k))
+                .collect();
+            let read: HashMap<String, Decimal> = lookup
+                .missing
+                .iter()
+                .cloned()
+                .zip(self.store.counter_usage(project, &counters, now).await?)
+                .map(|(k, u)| (k, u.used))
+                .collect();
+            for (u, key) in used.iter_mut().zip(&refs) {
                 if u.is_none() {
                     *u = Some(read.get(*key).copied().unwrap_or_default());
                 }

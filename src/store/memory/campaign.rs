@@ -23,13 +23,17 @@ pub(super) struct State {
     /// Catalog version per project.
     versions: HashMap<String, i64>,
     /// Redemptions in insertion order.
-    redemptions: Vec<Redemption>,
+    pub(super) redemptions: Vec<Redemption>,
     /// Index of a redemption by (project, id).
-    by_id: HashMap<(String, Uuid), usize>,
+    pub(super) by_id: HashMap<(String, Uuid), usize>,
     /// Index of a redemption by (project, idempotency key).
     by_key: HashMap<(String, String), usize>,
     /// Quota usage by (project, key).
-    usage: BTreeMap<(String, String), Decimal>,
+    pub(super) usage: BTreeMap<(String, String), Decimal>,
+    /// The charges that count for a time (see `hold.rs`).
+    pub(super) marks: Marks,
+    /// Holds by (project, id).
+    pub(super) holds: HashMap<(String, Uuid), crate::core::campaign::Hold>,
 }
 
 impl State {
@@ -249,28 +253,10 @@ impl RedemptionStore for MemoryStore {
             }
         }
         // Check every charge before applying any: all or nothing.
-        for charge in &r.quotas {
-            let used = s
-                .usage
-                .get(&(r.project_id.clone(), charge.key.clone()))
-                .copied()
-                .unwrap_or_default();
-            // A sum beyond Decimal's range is beyond any limit.
-            if used
-                .checked_add(charge.amount)
-                .is_none_or(|total| total > charge.limit)
-            {
-                return Ok(RedeemOutcome::QuotaExceeded {
-                    key: charge.key.clone(),
-                    used,
-                    limit: charge.limit,
-                });
-            }
-        }
-        for charge in &r.quotas {
-            *s.usage
-                .entry((r.project_id.clone(), charge.key.clone()))
-                .or_default() += charge.amount;
+        if let Some((key, used, limit)) =
+            s.charge_all(&r.project_id, &r.quotas, r.id, r.created_date, None)
+        {
+            return Ok(RedeemOutcome::QuotaExceeded { key, used, limit });
         }
         let i = s.redemptions.len();
         s.redemptions.push(r.clone());
@@ -295,11 +281,7 @@ impl RedemptionStore for MemoryStore {
             return Ok(Some(s.redemptions[i].clone()));
         }
         let charges = s.redemptions[i].quotas.clone();
-        for charge in charges {
-            if let Some(used) = s.usage.get_mut(&(project.to_owned(), charge.key)) {
-                *used -= charge.amount;
-            }
-        }
+        s.give_back(project, &charges, id);
         let r = &mut s.redemptions[i];
         r.status = TxStatus::Cancelled;
         r.cancelled_date = Some(at);
@@ -372,6 +354,19 @@ impl RedemptionStore for MemoryStore {
             .collect())
     }
 
+    async fn counter_usage(
+        &self,
+        project: &str,
+        counters: &[crate::store::Counter],
+        at: DateTime<Utc>,
+    ) -> Result<Vec<crate::store::CounterUsage>> {
+        let s = lock(&self.campaigns);
+        Ok(counters
+            .iter()
+            .map(|c| s.counter_usage(project, &c.key, c.window, at))
+            .collect())
+    }
+
     async fn quota_usage_by_prefix(
         &self,
         project: &str,
@@ -424,6 +419,8 @@ impl RedemptionStore for MemoryStore {
                     key,
                     used,
                     limit: Some(limit),
+                    window: None,
+                    held: None,
                 }
             })
             .collect();
@@ -431,3 +428,23 @@ impl RedemptionStore for MemoryStore {
         Ok(out)
     }
 }
+
+/// A charge that counts for a time: a rolling quota's, or a hold's (see
+/// `hold.rs`).
+#[derive(Debug, Clone)]
+pub(super) struct Mark {
+    pub(super) amount: Decimal,
+    /// Rolling marks: when the charge stops counting.
+    pub(super) until: Option<DateTime<Utc>>,
+    /// Hold marks: when the hold expires; `None` once confirmed.
+    pub(super) expires: Option<DateTime<Utc>>,
+}
+
+impl Mark {
+    pub(super) fn counts(&self, at: DateTime<Utc>) -> bool {
+        self.until.is_none_or(|u| at < u) && self.expires.is_none_or(|e| at < e)
+    }
+}
+
+/// Marks by counter (project, key, window seconds), then owner.
+pub(super) type Marks = BTreeMap<(String, String, i64), HashMap<Uuid, Mark>>;

@@ -4,6 +4,7 @@
 
 mod campaign;
 mod consent;
+mod hold;
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 

@@ -34,6 +34,8 @@ macro_rules! store_calls {
         $crate::store::sql::calls::store_calls!(impl ContentStore for $store);
         $crate::store::sql::calls::store_calls!(impl ConsentLedger for $store);
         $crate::store::sql::calls::store_calls!(impl LedgerStore for $store);
+        $crate::store::sql::calls::store_calls!(impl HistoryStore for $store);
+        $crate::store::sql::hold::hold_calls!($store);
         $crate::store::sql::calls::common_methods!($store);
     };
 
@@ -206,6 +208,18 @@ macro_rules! store_calls {
                 .await
             }
 
+            async fn counter_usage(
+                &self,
+                project: &str,
+                counters: &[$crate::store::Counter],
+                at: chrono::DateTime<chrono::Utc>,
+            ) -> $crate::Result<Vec<$crate::store::CounterUsage>> {
+                self.read_call($crate::store::sql::redemption::counter_usage(
+                    self, project, counters, at,
+                ))
+                .await
+            }
+
             async fn quota_usage_by_prefix(
                 &self,
                 project: &str,
@@ -360,6 +374,24 @@ macro_rules! store_calls {
             ) -> $crate::Result<Vec<$crate::core::consent::PurposeEvent>> {
                 self.read_call($crate::store::sql::consent::purpose_events(
                     self, project, subject, app,
+                ))
+                .await
+            }
+        }
+    };
+
+    (impl HistoryStore for $store:ty) => {
+        impl $crate::store::HistoryStore for $store {
+            async fn subject_history(
+                &self,
+                project: &str,
+                subject: &str,
+                query: &$crate::core::consent::evidence::HistoryQuery,
+                now: chrono::DateTime<chrono::Utc>,
+            ) -> $crate::Result<$crate::store::Page<$crate::core::consent::evidence::SubjectEvent>>
+            {
+                self.read_call($crate::store::sql::history::subject_history(
+                    self, project, subject, query, now,
                 ))
                 .await
             }

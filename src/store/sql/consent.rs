@@ -10,64 +10,21 @@
 //! dialect's JSON access ([`Dialect::push_content_filter`],
 //! [`Dialect::push_content_sort`]).
 
+use super::consent_rows::{
+    event_from_row, record_from_row, records, versions_sql, CONTENT_COLUMNS, EVENT_COLUMNS,
+};
 use super::content::{
-    content_not_found, content_type_from_db, data_from_json, data_json, duplicate_content_id,
-    duplicate_event_id, stale_content_version,
+    content_not_found, data_json, duplicate_content_id, duplicate_event_id, stale_content_version,
 };
 use super::dialect::{acquire, next_seq, retry, row, rows, Abort, Conn, Dialect};
+use super::history;
 use super::ledger;
 use super::limit_offset;
 use super::query::{Json, Sql, SqlRow};
 use crate::core::consent::ledger as consent_ledger;
-use crate::core::consent::{
-    AcceptanceStatus, ContentQuery, ContentRecord, ContentType, ContentWrite, PurposeEvent,
-};
+use crate::core::consent::{ContentQuery, ContentRecord, ContentType, ContentWrite, PurposeEvent};
 use crate::store::Page;
 use crate::Result;
-
-/// The columns a [`ContentRecord`] is read from.
-const CONTENT_COLUMNS: &str = "project_id, content_type, id, version, seq, data, created_by, \
-     last_modified_by, created_date, last_modified_date";
-
-/// The columns a [`PurposeEvent`] is read from.
-const EVENT_COLUMNS: &str = "project_id, id, seq, data_subject, app, purpose_code, status, \
-     consent_id, acceptance_date, expired_date, withdrawal_date, recorded_at";
-
-fn record_from_row(row: &impl SqlRow) -> Result<ContentRecord> {
-    Ok(ContentRecord {
-        id: row.col("id")?,
-        project_id: row.col("project_id")?,
-        content_type: content_type_from_db(&row.col::<String>("content_type")?)?,
-        version: row.col("version")?,
-        seq: row.col("seq")?,
-        created_by: row.col("created_by")?,
-        last_modified_by: row.col("last_modified_by")?,
-        created_date: row.col("created_date")?,
-        last_modified_date: row.col("last_modified_date")?,
-        data: data_from_json(&row.col::<Json<String>>("data")?.0)?,
-    })
-}
-
-fn records(rows: &[impl SqlRow]) -> Result<Vec<ContentRecord>> {
-    rows.iter().map(record_from_row).collect()
-}
-
-fn event_from_row(row: &impl SqlRow) -> Result<PurposeEvent> {
-    Ok(PurposeEvent {
-        id: row.col("id")?,
-        project_id: row.col("project_id")?,
-        data_subject: row.col("data_subject")?,
-        app: row.col("app")?,
-        purpose_code: row.col("purpose_code")?,
-        status: AcceptanceStatus::parse(&row.col::<String>("status")?),
-        consent_id: row.col("consent_id")?,
-        acceptance_date: row.col("acceptance_date")?,
-        expired_date: row.col("expired_date")?,
-        withdrawal_date: row.col("withdrawal_date")?,
-        recorded_at: row.col("recorded_at")?,
-        seq: row.col("seq")?,
-    })
-}
 
 /// Reads rows of `sql` (a read outside any transaction) with `map`.
 async fn read<D: Dialect, T>(db: &D, sql: &Sql, map: impl Fn(&[D::Row]) -> Result<T>) -> Result<T> {
@@ -149,6 +106,7 @@ async fn try_insert<D: Dialect>(db: &D, write: &ContentWrite) -> Result<ContentR
     };
     let record = record_from_row(&row)?;
     append_acceptance::<D>(tx.conn(), &record).await?;
+    history::after_content::<D>(tx.conn(), &record).await?;
     tx.commit().await?;
     Ok(record)
 }
@@ -204,6 +162,7 @@ async fn try_replace<D: Dialect>(
     };
     let record = record_from_row(&row)?;
     append_acceptance::<D>(tx.conn(), &record).await?;
+    history::after_content::<D>(tx.conn(), &record).await?;
     tx.commit().await?;
     Ok(record)
 }
@@ -295,6 +254,7 @@ async fn try_append_event<D: Dialect>(db: &D, event: &PurposeEvent) -> Result<Pu
         &consent_ledger::for_purpose_event(&stored, consent_ledger::new_salt()),
     )
     .await?;
+    history::after_purpose_event::<D>(tx.conn(), &stored).await?;
     tx.commit().await?;
     Ok(stored)
 }
@@ -343,14 +303,7 @@ pub(crate) async fn content_versions<D: Dialect>(
     content_type: ContentType,
     id: &str,
 ) -> Result<Vec<ContentRecord>> {
-    let sql = Sql::new(format!(
-        "SELECT {CONTENT_COLUMNS} FROM content_version v \
-         WHERE project_id = $1 AND content_type = $2 AND id = $3 ORDER BY version"
-    ))
-    .bind(project)
-    .bind(content_type.as_str())
-    .bind(id);
-    read(db, &sql, records).await
+    read(db, &versions_sql(project, content_type, id), records).await
 }
 
 /// [`ContentStore::list_content`](crate::store::ContentStore::list_content).

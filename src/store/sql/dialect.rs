@@ -110,13 +110,17 @@ pub(crate) trait Dialect: Clone + Send + Sync + 'static {
     /// (`true`) or of its refCode (`false`); `None` for anything else.
     fn campaign_key_violated(e: &sqlx::Error) -> Option<bool>;
 
-    /// Adds `charge` to the usage of its key inside the caller's write
-    /// transaction, only if the result stays within its limit: `false`
-    /// (nothing written) when it would not.
+    /// Adds `charge` (of a calendar quota) to the usage of its key inside
+    /// the caller's write transaction, only if the result stays within its
+    /// limit: `false` when it would not (the caller rolls back). It first
+    /// gives back the key's hold charges expired at `at`
+    /// ([`sweep_key`](super::marks::sweep_key)), so that expired holds
+    /// never count.
     fn charge<'c>(
         conn: &'c mut Conn<Self>,
         project: &'c str,
         charge: &'c QuotaCharge,
+        at: chrono::DateTime<chrono::Utc>,
     ) -> impl Future<Output = Result<bool, Abort>> + Send + 'c;
 
     /// Gives `charge` back (a cancelled redemption) inside the caller's

@@ -143,6 +143,7 @@ pub struct QuotaView {
     pub value: F,
     pub value_field: F,
     pub description: F,
+    pub window: F,
     pub remove: String,
     pub errors: Vec<String>,
 }
@@ -379,6 +380,7 @@ fn views(draft: &Draft, errors: Vec<FieldError>) -> (EditorPage, usize) {
                 value: e.field(format!("{p}.value"), &q.value),
                 value_field: e.field(format!("{p}.valueField"), &q.value_field),
                 description: e.field(format!("{p}.description"), &q.description),
+                window: e.field(format!("{p}.window"), &q.window),
                 remove: format!("remove-quota:{i}"),
                 errors: e.within(&p),
             }

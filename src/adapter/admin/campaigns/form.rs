@@ -87,6 +87,7 @@ pub struct QuotaDraft {
     pub value: String,
     pub value_field: String,
     pub description: String,
+    pub window: String,
 }
 
 /// A whole campaign as typed.
@@ -177,6 +178,7 @@ impl Draft {
                     value: q.value.to_string(),
                     value_field: q.value_field.clone().unwrap_or_default(),
                     description: q.description.clone().unwrap_or_default(),
+                    window: q.window.clone().unwrap_or_default(),
                 })
                 .collect(),
             rules: c
@@ -290,6 +292,7 @@ impl Draft {
                         value: f(&format!("{p}.value")),
                         value_field: f(&format!("{p}.valueField")),
                         description: f(&format!("{p}.description")),
+                        window: f(&format!("{p}.window")),
                     }
                 })
                 .collect(),
@@ -476,6 +479,7 @@ impl Draft {
                     value: value?,
                     value_field: opt(&q.value_field),
                     description: opt(&q.description),
+                    window: opt(&q.window),
                 })
             })
             .collect();
