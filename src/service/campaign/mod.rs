@@ -1,7 +1,8 @@
 //! The campaign use cases: [`CampaignService`] (this file: the service
 //! and its settings), by use case: `catalogue.rs` (create, update, delete,
 //! read and list campaigns), `search.rs`, `redeem.rs` (redeem, cancel,
-//! redemptions), `combine.rs` (redeem's stacking check), `preview.rs`,
+//! redemptions), `holds.rs` (quota holds), `combine.rs` (redeem's
+//! stacking check), `preview.rs`,
 //! `quota_view.rs`, `transfer.rs` (export and import); its per-project
 //! compiled snapshots (`snapshots.rs`) and its quota usage cache
 //! (`usage.rs`).
