@@ -21,17 +21,11 @@ use accord::store::memory::MemoryStore;
 use accord::store::sqlite::SqliteStore;
 use accord::ManualClock;
 use chrono::Duration;
-use http_support::{listen, parts, problem, t0, token, SECRET};
+use http_support::{parts, problem, t0, token, SECRET};
 use serde_json::{json, Value};
 
-struct Wire<S> {
-    base: String,
-    client: reqwest::Client,
-    token: String,
-    project: String,
-    api: Api<S>,
-    clock: Arc<ManualClock>,
-}
+/// The router over a store, with the token of its project.
+type Wire<S> = http_support::Served<S>;
 
 impl<S: HttpStore> Wire<S> {
     async fn get(&self, path: &str) -> reqwest::Response {
@@ -111,15 +105,7 @@ async fn serve<S: HttpStore>(store: Arc<S>, project: &str) -> Wire<S> {
                 policy_url: "https://example.com/privacy".into(),
             },
         );
-    let (base, client) = listen(api.clone()).await;
-    Wire {
-        base,
-        client,
-        token: token(scope::ALL, &[project]),
-        project: project.to_owned(),
-        api,
-        clock,
-    }
+    http_support::serve_api_in(api, clock, project).await
 }
 
 /// Accept, purpose events, a new consent revision, a new notice revision,

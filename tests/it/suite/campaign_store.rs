@@ -36,7 +36,7 @@ impl<S: CampaignStore + RedemptionStore + 'static> Store for S {}
 /// long as the test.
 macro_rules! campaign_store_tests {
     ($fixture:path) => {
-        $crate::suite::campaign_store::campaign_store_tests!(@each $fixture;
+        $crate::suite::behaviour_tests!(campaign_store, $fixture;
             insert_get_and_by_code,
             duplicate_ref_code_is_a_conflict,
             update_checks_version,
@@ -64,17 +64,6 @@ macro_rules! campaign_store_tests {
             writes_dropped_midway_leave_the_store_whole,
             cancels_racing_redeems_keep_usage_within_bounds,
         );
-    };
-    (@each $fixture:path; $($behaviour:ident),+ $(,)?) => {
-        $(
-            #[tokio::test(flavor = "multi_thread")]
-            async fn $behaviour() {
-                let Some((store, _guard)) = $fixture().await else {
-                    return;
-                };
-                $crate::suite::campaign_store::$behaviour(store).await;
-            }
-        )+
     };
 }
 

@@ -120,6 +120,33 @@ impl Server {
         self.url(&format!("/campaign/api/projects/{P}{rest}"))
     }
 
+    /// `/bff/api/consent/projects/shop{rest}`.
+    pub fn bff(&self, rest: &str) -> String {
+        self.url(&format!("/bff/api/consent/projects/{P}{rest}"))
+    }
+
+    /// `/cms/api/projects/shop/c/{rest}`.
+    pub fn cms(&self, rest: &str) -> String {
+        self.url(&format!("/cms/api/projects/{P}/c/{rest}"))
+    }
+
+    /// POST `body` to `url` with the admin token: status and body.
+    pub async fn post_json(&self, url: &str, body: Value) -> (u16, Value) {
+        parts(
+            self.req(Method::POST, url)
+                .json(&body)
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await
+    }
+
+    /// GET `url` with the admin token: status and body.
+    pub async fn get_json(&self, url: &str) -> (u16, Value) {
+        parts(self.req(Method::GET, url).send().await.unwrap()).await
+    }
+
     /// A request with the admin token.
     pub fn req(&self, method: Method, url: &str) -> RequestBuilder {
         self.client.request(method, url).bearer_auth(&self.admin)
@@ -234,7 +261,7 @@ impl<S> Served<S> {
     }
 
     /// GET `url` with the token: status and body.
-    pub async fn get(&self, url: &str) -> (u16, Value) {
+    pub async fn fetch(&self, url: &str) -> (u16, Value) {
         parts(
             self.client
                 .get(url)

@@ -229,7 +229,7 @@ impl<S: accord::http::HttpStore> Runner for crate::http_support::Served<S> {
     async fn state(&self, subject: &str, app: &str, at: DateTime<Utc>) -> SubjectState {
         let instant = at.to_rfc3339().replace('+', "%2B");
         let (status, body) = self
-            .get(&self.consent(&format!(
+            .fetch(&self.consent(&format!(
                 "/subjects/state?dataSubject={subject}&app={app}&at={instant}"
             )))
             .await;
