@@ -31,7 +31,7 @@ fn campaign() -> CampaignInput {
     serde_json::from_value(json!({
         "name": "trips", "refCode": "TRIPS",
         "startDate": "2020-01-01T00:00:00Z", "endDate": "2100-01-01T00:00:00Z",
-        "quotas": [{"key": "${campaignCode}-${userId}", "value": 1000000}],
+        "quotas": [{"key": "${campaignCode}-${userId}", "value": 1_000_000}],
         "rules": [{"name": "r", "when": [], "thenOperator": "AND",
                    "then": [{"action": "DISCOUNT", "data": []}]}]
     }))

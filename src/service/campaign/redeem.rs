@@ -62,7 +62,7 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
             (Ok(plan), _) => plan,
             (Err(e), Some(key)) => {
                 return match self.store.redemption_by_key(project, key).await {
-                    Ok(Some(stored)) => replay(stored, request, fingerprint.as_deref()),
+                    Ok(Some(stored)) => replay(stored, *request, fingerprint.as_deref()),
                     _ => Err(e),
                 }
             }
@@ -78,7 +78,7 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
                 redemption: r,
                 replayed: false,
             }),
-            RedeemOutcome::Replayed(r) => replay(r, request, fingerprint.as_deref()),
+            RedeemOutcome::Replayed(r) => replay(r, *request, fingerprint.as_deref()),
             RedeemOutcome::QuotaExceeded { key, used, limit } => Err(Error::new(
                 ErrorCode::QuotaExceeded,
                 format!("quota {key:?} is exhausted: {used} of {limit} used"),
@@ -227,7 +227,7 @@ pub(super) fn engine_scalar_text(v: &serde_json::Value) -> Option<String> {
 /// bug: 422 `idempotency_key_reused`.
 fn replay(
     stored: Redemption,
-    request: &ParsedRedeem<'_>,
+    request: ParsedRedeem<'_>,
     fingerprint: Option<&str>,
 ) -> Result<RedeemResult> {
     let same = match &stored.request_fingerprint {

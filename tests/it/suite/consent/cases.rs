@@ -236,16 +236,13 @@ impl<S: accord::http::HttpStore> Runner for crate::http_support::Served<S> {
         assert_eq!(status, 200, "state: {body}");
         let states: Vec<SubjectState> = serde_json::from_value(body).unwrap();
         assert!(states.len() <= 1, "one application asked: {states:?}");
-        states.into_iter().next().map_or_else(
-            || SubjectState {
-                application: app.to_owned(),
-                data_subject: subject.to_owned(),
-                at,
-                consents: Vec::new(),
-                purposes: Vec::new(),
-            },
-            |s| s,
-        )
+        states.into_iter().next().unwrap_or_else(|| SubjectState {
+            application: app.to_owned(),
+            data_subject: subject.to_owned(),
+            at,
+            consents: Vec::new(),
+            purposes: Vec::new(),
+        })
     }
 }
 
