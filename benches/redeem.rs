@@ -57,6 +57,7 @@ fn campaign(project: &str) -> Campaign {
         group_name: None,
         stacking: None,
         time_zone: None,
+        status_schedule: Vec::new(),
         quotas: Vec::new(),
         rules: Vec::new(),
         project_id: project.into(),

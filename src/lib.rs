@@ -119,6 +119,7 @@
 //! | `postgres` (default) | a store on PostgreSQL, for many server instances sharing one database |
 //! | `http` (default) | `accord::http`: an axum router exposing the wire API, with JWT auth and OpenAPI |
 //! | `jwks-url` (default, with `cli`) | `accord::http::auth::jwks::JwksUrl`: token keys fetched from an identity provider's JWKS URL and kept current (an HTTPS client: rustls on ring) |
+//! | `otel` | `accord::http::otel`: OpenTelemetry spans of requests, searches and redeems, exported by `accord serve --otlp-endpoint` |
 //! | `admin` (default) | `accord::admin`: the admin console, a server-rendered web interface at `/admin/` |
 //! | `cli` (default) | the `accord` command (`serve`, `migrate`, `token`) and `accord::cli` |
 //! | `testkit` | test support for `fuzz/` and the fuzz regressions (hidden `accord::fuzzing`); not for production |

@@ -249,6 +249,7 @@ fn campaign(
         group_name: None,
         stacking: None,
         time_zone: None,
+        status_schedule: Vec::new(),
         quotas: if quota {
             vec![Quota {
                 id: None,

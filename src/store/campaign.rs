@@ -8,7 +8,9 @@ use rust_decimal::Decimal;
 use uuid::Uuid;
 
 use super::{Page, SortDirection};
-use crate::core::campaign::{Campaign, CampaignStatus, QuotaCharge, QuotaUsage, Redemption};
+use crate::core::campaign::{
+    Campaign, CampaignRevision, CampaignStatus, QuotaCharge, QuotaUsage, Redemption,
+};
 use crate::Result;
 
 /// A field campaigns can be sorted by.
@@ -267,6 +269,27 @@ pub trait CampaignStore: Send + Sync {
 
     /// Number of campaigns in the project.
     fn count_campaigns(&self, project: &str) -> impl Future<Output = Result<u64>> + Send;
+
+    /// A page of a campaign's revisions, newest first. Every insert and
+    /// update writes the revision of the campaign it saves (number =
+    /// `version`, by = `lastModifiedBy`, at = `lastModifiedDate`) in its own
+    /// atomic step; a delete keeps them, and an insert under the id of a
+    /// deleted campaign replaces them.
+    fn campaign_revisions(
+        &self,
+        project: &str,
+        campaign_id: Uuid,
+        page: u32,
+        size: u32,
+    ) -> impl Future<Output = Result<Page<CampaignRevision>>> + Send;
+
+    /// One revision of a campaign.
+    fn campaign_revision(
+        &self,
+        project: &str,
+        campaign_id: Uuid,
+        revision: i64,
+    ) -> impl Future<Output = Result<Option<CampaignRevision>>> + Send;
 }
 
 /// Redemptions and quota usage.

@@ -25,7 +25,6 @@
 pub(crate) mod calls;
 pub(crate) mod campaign;
 pub(crate) mod consent;
-pub(crate) mod consent_rows;
 pub(crate) mod content;
 pub(crate) mod dialect;
 pub(crate) mod history;
@@ -34,7 +33,9 @@ pub(crate) mod ledger;
 pub(crate) mod marks;
 pub(crate) mod migrate;
 pub(crate) mod query;
+pub(crate) mod records;
 pub(crate) mod redemption;
+pub(crate) mod revision;
 pub(crate) mod settings;
 
 use std::fmt::Write as _;

@@ -45,6 +45,27 @@ impl CampaignStore for Counting {
     async fn delete_campaign(&self, project: &str, id: Uuid) -> Result<bool> {
         self.inner.delete_campaign(project, id).await
     }
+    async fn campaign_revisions(
+        &self,
+        project: &str,
+        campaign_id: Uuid,
+        page: u32,
+        size: u32,
+    ) -> Result<Page<crate::core::campaign::CampaignRevision>> {
+        self.inner
+            .campaign_revisions(project, campaign_id, page, size)
+            .await
+    }
+    async fn campaign_revision(
+        &self,
+        project: &str,
+        campaign_id: Uuid,
+        revision: i64,
+    ) -> Result<Option<crate::core::campaign::CampaignRevision>> {
+        self.inner
+            .campaign_revision(project, campaign_id, revision)
+            .await
+    }
     async fn campaign(&self, project: &str, id: Uuid) -> Result<Option<Campaign>> {
         self.inner.campaign(project, id).await
     }

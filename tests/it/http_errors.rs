@@ -376,6 +376,29 @@ impl CampaignStore for Flaky {
         self.check()?;
         self.inner.delete_campaign(project, id).await
     }
+    async fn campaign_revisions(
+        &self,
+        project: &str,
+        campaign_id: Uuid,
+        page: u32,
+        size: u32,
+    ) -> Result<Page<accord::campaign::CampaignRevision>> {
+        self.check()?;
+        self.inner
+            .campaign_revisions(project, campaign_id, page, size)
+            .await
+    }
+    async fn campaign_revision(
+        &self,
+        project: &str,
+        campaign_id: Uuid,
+        revision: i64,
+    ) -> Result<Option<accord::campaign::CampaignRevision>> {
+        self.check()?;
+        self.inner
+            .campaign_revision(project, campaign_id, revision)
+            .await
+    }
     async fn campaign(&self, project: &str, id: Uuid) -> Result<Option<Campaign>> {
         self.check()?;
         self.inner.campaign(project, id).await
@@ -639,6 +662,36 @@ impl accord::store::HistoryStore for Flaky {
         self.inner
             .subject_history(project, subject, query, now)
             .await
+    }
+    async fn expired_acceptances(
+        &self,
+        project: &str,
+        now: chrono::DateTime<chrono::Utc>,
+        page: u32,
+        size: u32,
+    ) -> Result<accord::store::Page<accord::consent::history::ExpiredAcceptance>> {
+        self.check()?;
+        self.inner
+            .expired_acceptances(project, now, page, size)
+            .await
+    }
+    async fn ended_acceptances(
+        &self,
+        project: &str,
+        before: chrono::DateTime<chrono::Utc>,
+        limit: u32,
+    ) -> Result<Vec<(String, String)>> {
+        self.check()?;
+        self.inner.ended_acceptances(project, before, limit).await
+    }
+    async fn purge_acceptance(
+        &self,
+        project: &str,
+        id: &str,
+        pseudonym: &str,
+    ) -> Result<accord::consent::erasure::ErasureCounts> {
+        self.check()?;
+        self.inner.purge_acceptance(project, id, pseudonym).await
     }
 }
 

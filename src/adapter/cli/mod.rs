@@ -18,6 +18,8 @@ mod evidence;
 mod migrate;
 mod open;
 pub mod serve;
+#[cfg(feature = "otel")]
+mod telemetry;
 mod token;
 mod transfer;
 mod verify;
@@ -152,20 +154,34 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
     }
 }
 
+/// A layer of the process's `tracing` subscriber.
+type BoxLayer = Box<dyn tracing_subscriber::Layer<tracing_subscriber::Registry> + Send + Sync>;
+
 /// Logs to stderr, filtered by `RUST_LOG` (default `info`), as text or
 /// one JSON object per line.
 fn init_logging(format: serve::LogFormat) {
+    init_logging_with(format, Vec::new());
+}
+
+/// [`init_logging`], and `more` layers beside the log, each with its own
+/// filter (the OpenTelemetry export).
+fn init_logging_with(format: serve::LogFormat, more: Vec<BoxLayer>) {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    use tracing_subscriber::Layer as _;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    let _ = match format {
-        serve::LogFormat::Json => builder.json().flatten_event(true).try_init(),
-        serve::LogFormat::Text => builder
+    let log = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    let log: BoxLayer = match format {
+        serve::LogFormat::Json => log.json().flatten_event(true).with_filter(filter).boxed(),
+        serve::LogFormat::Text => log
             .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-            .try_init(),
+            .with_filter(filter)
+            .boxed(),
     };
+    let mut layers = vec![log];
+    layers.extend(more);
+    let _ = tracing_subscriber::registry().with(layers).try_init();
 }
 
 /// A duration flag: seconds (`90`), or a number with `s`, `m`, `h` or `d`.

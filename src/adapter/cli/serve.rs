@@ -20,7 +20,7 @@ use super::demo::{self, DEMO};
 use super::evidence::{with_evidence_keys, EvidenceFlags};
 pub use super::open::PoolFlags;
 use super::open::{random_secret, Opened};
-use super::{init_logging, parse_duration, BoxError};
+use super::{init_logging_with, parse_duration, BoxError};
 use crate::adapter::admin::{self, Admin};
 use crate::adapter::http::{
     cors_layer, router, serve, Api, Auth, Claims, HttpStore, Rate, RateLimits, ServeConfig,
@@ -96,6 +96,10 @@ pub struct ServeArgs {
     /// The keys of erasure's pseudonyms and of consent receipts.
     #[command(flatten)]
     pub evidence: EvidenceFlags,
+    /// Where OpenTelemetry traces go.
+    #[cfg(feature = "otel")]
+    #[command(flatten)]
+    pub otel: super::telemetry::OtelFlags,
 }
 
 /// Key sets and required claims of the bearer tokens.
@@ -200,6 +204,8 @@ impl Default for ServeArgs {
             pool: PoolFlags::default(),
             edges: EdgeFlags::default(),
             evidence: EvidenceFlags::default(),
+            #[cfg(feature = "otel")]
+            otel: super::telemetry::OtelFlags::default(),
         }
     }
 }
@@ -254,15 +260,35 @@ pub(super) fn main(
     runtime: &tokio::runtime::Runtime,
     args: ServeArgs,
 ) -> Result<ExitCode, BoxError> {
-    init_logging(args.log_format);
+    #[cfg(feature = "otel")]
+    let traces = super::telemetry::provider(&args.otel)?;
+    let exports: Vec<super::BoxLayer> = {
+        #[cfg(feature = "otel")]
+        {
+            traces.iter().map(super::telemetry::layer).collect()
+        }
+        #[cfg(not(feature = "otel"))]
+        {
+            Vec::new()
+        }
+    };
+    init_logging_with(args.log_format, exports);
     #[cfg(unix)]
     raise_open_files_limit();
-    runtime.block_on(async {
+    let served = runtime.block_on(async {
         let started = start(args, shutdown_signal()).await?;
         print!("{}", started.banner());
         started.done.await??;
         Ok(ExitCode::SUCCESS)
-    })
+    });
+    // The spans still queued are sent before the process ends.
+    #[cfg(feature = "otel")]
+    if let Some(traces) = traces {
+        if let Err(e) = traces.shutdown() {
+            tracing::warn!(error = %e, "cannot send the last traces");
+        }
+    }
+    served
 }
 
 /// Raises the soft limit on open files to the hard limit (as Go's runtime

@@ -11,6 +11,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use chrono::{DateTime, Utc};
 use serde_json::json;
+use tracing::Instrument as _;
 
 use super::auth::{scope, Principal};
 use super::error::ApiError;
@@ -116,15 +117,19 @@ pub(crate) async fn search<S: HttpStore>(
         principal.require(&[scope::CAMPAIGN_ADMIN])?;
     }
     let options = SearchOptions { explain, at };
+    let traced = super::otel::operation("campaign.search");
     let found = api
         .campaigns
         .search(path.project(), &request, &options)
+        .instrument(traced.clone())
         .await;
-    api.metrics.search(match &found {
+    let outcome = match &found {
         Ok(f) if f.actions.is_empty() => "none",
         Ok(_) => "matched",
         Err(e) => e.code(),
-    });
+    };
+    api.metrics.search(outcome);
+    super::otel::record_outcome(&traced, outcome);
     json_response(&found?, SEARCH_RESPONSE_CAPACITY)
 }
 
@@ -188,17 +193,25 @@ pub(crate) async fn redeem<S: HttpStore>(
             .map_err(|_| ApiError::invalid_parameter("Idempotency-Key", "must be visible ASCII"))?;
         request.idempotency_key = Some(key.to_owned());
     }
+    let traced = super::otel::operation("campaign.redeem");
     // Validated once, here; the service and the engine read the typed
     // request and never check it again.
     let result = match crate::core::engine::ParsedRedeem::parse(&request) {
-        Ok(parsed) => api.campaigns.redeem_parsed(path.project(), &parsed).await,
+        Ok(parsed) => {
+            api.campaigns
+                .redeem_parsed(path.project(), &parsed)
+                .instrument(traced.clone())
+                .await
+        }
         Err(e) => Err(e),
     };
-    api.metrics.redeem(match &result {
+    let outcome = match &result {
         Ok(r) if r.replayed => "replayed",
         Ok(_) => "redeemed",
         Err(e) => e.code(),
-    });
+    };
+    api.metrics.redeem(outcome);
+    super::otel::record_outcome(&traced, outcome);
     let result = result?;
     // A replay answers as the original did (201, the stored redemption),
     // marked with `Idempotent-Replayed: true`.

@@ -35,6 +35,7 @@
 //! | `evidence` | consent evidence: subject history and state, record versions |
 //! | `campaign` | the campaign routes |
 //! | `ops` | `/healthz`, `/readyz`, `/openapi.json`, the request log, the target length limit |
+//! | `otel` | the spans exported to OpenTelemetry (feature `otel`) |
 //! | `openapi` | the generated OpenAPI 3.1 document |
 //! | [`serve`] | HTTP/1.1 over TCP with timeouts and a connection cap; hyper's own refusals as problems |
 
@@ -48,8 +49,14 @@ mod extract;
 pub mod metrics;
 mod openapi;
 mod ops;
+#[cfg(not(feature = "otel"))]
+mod otel;
+#[cfg(feature = "otel")]
+pub mod otel;
 pub mod ratelimit;
 pub mod receipt;
+mod retention;
+mod revisions;
 mod serve;
 
 use std::sync::Arc;
@@ -173,6 +180,15 @@ impl<S: HttpStore> Api<S> {
         self
     }
 
+    /// The router with a retention period for consent acceptances
+    /// ([`ConsentService::with_retention`]); without one, a purge answers
+    /// 409 `retention_not_configured`.
+    #[must_use]
+    pub fn with_consent_retention(mut self, retention: chrono::Duration) -> Self {
+        self.consent = Arc::new((*self.consent).clone().with_retention(retention));
+        self
+    }
+
     /// The router with the key that signs consent receipts and the
     /// controller they name; without one, receipts answer 409
     /// `receipts_not_configured` and the JWK set is empty.
@@ -281,6 +297,8 @@ routes! {
     GET "/consent/api/projects/{projId}/receipts/{id}" CONSENT_R => evidence::receipt::<S>;
     GET "/consent/api/projects/{projId}/ledger" CONSENT_AUD => evidence::ledger::<S>;
     GET "/consent/api/projects/{projId}/ledger/verify" CONSENT_AUD => evidence::verify_ledger::<S>;
+    GET "/consent/api/projects/{projId}/retention/expired" CONSENT_AUD => retention::expired_acceptances::<S>;
+    POST "/consent/api/projects/{projId}/retention/purge" CONSENT_ADM => retention::purge::<S>;
 
     POST "/campaign/api/projects/{projId}/search" CAMPAIGN_R => campaign::search::<S>;
     POST "/campaign/api/projects/{projId}/redeem/campaign-code" CAMPAIGN_W => campaign::redeem::<S>;
@@ -292,6 +310,10 @@ routes! {
     PUT "/campaign/api/projects/{projId}/campaigns/{id}" CAMPAIGN_ADM => campaign::update_campaign::<S>;
     DELETE "/campaign/api/projects/{projId}/campaigns/{id}" CAMPAIGN_ADM => campaign::delete_campaign::<S>;
     GET "/campaign/api/projects/{projId}/campaigns/{id}/quotas" CAMPAIGN_ADM => campaign::quota_usage::<S>;
+    GET "/campaign/api/projects/{projId}/campaigns/{id}/revisions" CAMPAIGN_ADM => revisions::list_revisions::<S>;
+    GET "/campaign/api/projects/{projId}/campaigns/{id}/revisions/diff" CAMPAIGN_ADM => revisions::diff_revisions::<S>;
+    GET "/campaign/api/projects/{projId}/campaigns/{id}/revisions/{revision}" CAMPAIGN_ADM => revisions::get_revision::<S>;
+    POST "/campaign/api/projects/{projId}/campaigns/{id}/revisions/{revision}/restore" CAMPAIGN_ADM => revisions::restore_revision::<S>;
 }
 
 /// Puts the auth guard of `access` in front of one method of a route (not

@@ -166,7 +166,9 @@ pub(crate) async fn observe(
             .extensions()
             .get::<MatchedPath>()
             .map_or_else(|| "(no route)".to_owned(), |m| m.as_str().to_owned());
-        let res = next.run(req).await;
+        let traced = super::otel::request_span(&method, &route, req.headers());
+        let res = next.run(req).instrument(traced.clone()).await;
+        super::otel::record_status(&traced, res.status().as_u16());
         let elapsed = start.elapsed();
         metrics.request(
             method.as_str(),

@@ -19,6 +19,7 @@ pub use super::promotion::{
     AllocateMethod, BenefitCap, CapScope, Capped, CappedBy, LineShare, Stacking,
     DEFAULT_AMOUNT_ATTRIBUTE,
 };
+use super::schedule::StatusChange;
 use crate::core::wire;
 use crate::string_enum;
 
@@ -350,6 +351,10 @@ pub struct CampaignInput {
     /// (`${day}`, `${month}`, `${year}`, `${week}`); absent: the project's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_zone: Option<String>,
+    /// Scheduled status changes: from each change's `at` on, its `status`
+    /// is in force instead of `status` (until the next change). At most 50.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub status_schedule: Vec<StatusChange>,
     /// Quotas.
     #[serde(default)]
     pub quotas: Vec<Quota>,
@@ -397,6 +402,10 @@ pub struct Campaign {
     /// IANA time zone of the calendar names; absent: the project's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_zone: Option<String>,
+    /// Scheduled status changes, sorted by `at`: from each change's `at`
+    /// on, its `status` is in force instead of `status`. Absent: none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub status_schedule: Vec<StatusChange>,
     /// Quotas.
     pub quotas: Vec<Quota>,
     /// Rules.
@@ -420,10 +429,19 @@ pub struct Campaign {
 }
 
 impl Campaign {
-    /// Whether the campaign runs at `now`: `status = ENABLE` and
+    /// Whether the campaign runs at `now`: the status in force at `now`
+    /// ([`status_at`](Self::status_at)) is `ENABLE` and
     /// `startDate <= now < endDate`.
     pub fn is_running(&self, now: DateTime<Utc>) -> bool {
-        self.status == CampaignStatus::Enable && self.start_date <= now && now < self.end_date
+        *self.status_at(now) == CampaignStatus::Enable
+            && self.start_date <= now
+            && now < self.end_date
+    }
+
+    /// The status in force at `now`: `status`, or the status of the latest
+    /// scheduled change at or before `now`.
+    pub fn status_at(&self, now: DateTime<Utc>) -> &CampaignStatus {
+        super::schedule::status_at(&self.status, &self.status_schedule, now)
     }
 
     /// The campaign with `active` computed for `now`.
@@ -452,6 +470,7 @@ impl Campaign {
             group_name: self.group_name.clone(),
             stacking: self.stacking.clone(),
             time_zone: self.time_zone.clone(),
+            status_schedule: self.status_schedule.clone(),
             quotas: self.quotas.clone(),
             rules: self.rules.clone(),
             version: Some(self.version),

@@ -12,7 +12,9 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::CompiledCampaign;
-use crate::core::campaign::{Campaign, CampaignInput, CampaignStatus, Stacking};
+use crate::core::campaign::{
+    Campaign, CampaignInput, CampaignStatus, Stacking, MAX_STATUS_CHANGES,
+};
 use crate::core::error::ErrorCode;
 use crate::core::error::Problems;
 use crate::core::limits::{
@@ -66,6 +68,11 @@ pub(crate) fn build(
             .map(normalize_stacking)
             .filter(|s| !s.is_default()),
         time_zone: input.time_zone.filter(|z| !z.trim().is_empty()),
+        status_schedule: {
+            let mut schedule = input.status_schedule;
+            schedule.sort_by_key(|c| c.at);
+            schedule
+        },
         quotas: input.quotas.into_iter().map(canonical_window).collect(),
         rules: input.rules,
         project_id: stamp.project.to_owned(),
@@ -174,6 +181,47 @@ fn check_quota_keys(input: &CampaignInput, problems: &mut Problems) {
     }
 }
 
+/// A schedule holds at most [`MAX_STATUS_CHANGES`] changes, each of a known
+/// status, at distinct instants.
+fn check_status_schedule(input: &CampaignInput, problems: &mut Problems) {
+    let schedule = &input.status_schedule;
+    if schedule.len() > MAX_STATUS_CHANGES {
+        problems.push(
+            "statusSchedule",
+            ErrorCode::TooMany,
+            format!(
+                "at most {MAX_STATUS_CHANGES} status changes may be scheduled, got {}",
+                schedule.len()
+            ),
+        );
+    }
+    for (i, change) in schedule.iter().enumerate() {
+        if !change.status.is_known() {
+            problems.push(
+                format!("statusSchedule[{i}].status"),
+                ErrorCode::InvalidEnum,
+                format!(
+                    "unknown status {:?}; expected one of {}",
+                    change.status.as_str(),
+                    CampaignStatus::expected()
+                ),
+            );
+        }
+        if schedule[..i].iter().any(|other| other.at == change.at) {
+            problems.push(
+                format!("statusSchedule[{i}].at"),
+                ErrorCode::Duplicate,
+                format!(
+                    "another status change is scheduled at {}",
+                    change
+                        .at
+                        .to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)
+                ),
+            );
+        }
+    }
+}
+
 fn check_fields(input: &CampaignInput, problems: &mut Problems) {
     if input.name.trim().is_empty() {
         problems.push("name", ErrorCode::Required, "name is required");
@@ -233,6 +281,7 @@ fn check_fields(input: &CampaignInput, problems: &mut Problems) {
         }
         _ => {}
     }
+    check_status_schedule(input, problems);
     if !input.status.is_known() {
         problems.push(
             "status",

@@ -148,6 +148,8 @@ catalogue! {
         "No campaign with this id in the project.";
     HoldNotFound = "hold_not_found", NotFound, Problem, "Hold not found",
         "No quota hold with this id in the project.";
+    CampaignRevisionNotFound = "campaign_revision_not_found", NotFound, Problem, "Campaign revision not found",
+        "The campaign has no revision with this number.";
     RedemptionNotFound = "redemption_not_found", NotFound, Problem, "Redemption not found",
         "No redemption with this id in the project.";
     ContentNotFound = "content_not_found", NotFound, Problem, "Content not found",
@@ -202,6 +204,8 @@ catalogue! {
         "Consent receipts need a signing key, and the server has none.";
     ErasureNotConfigured = "erasure_not_configured", Conflict, Problem, "Erasure not configured",
         "Erasure needs a pseudonym key, and the server has none.";
+    RetentionNotConfigured = "retention_not_configured", Conflict, Problem, "Retention not configured",
+        "A purge needs a retention period in the server's configuration, and the server has none.";
 
     // 413: a size or work budget.
     PayloadTooLarge = "payload_too_large", LimitExceeded, Problem, "Payload too large",

@@ -73,44 +73,31 @@ impl<S: CampaignStore + RedemptionStore + HoldStore> CampaignService<S> {
     pub async fn place_hold(&self, project: &str, request: &HoldRequest) -> Result<Hold> {
         crate::core::limits::check_project_id(project)?;
         let redeem = &request.redeem;
-        let no_key = || {
-            Error::invalid_field(
+        if redeem.idempotency_key.is_some() {
+            return Err(Error::invalid_field(
                 "idempotencyKey",
                 ErrorCode::InvalidIdempotencyKey,
                 "a hold takes no idempotency key: it is confirmed by its id, as often as needed",
-            )
-        };
-        let parsed = match ParsedRedeem::parse(redeem) {
-            Err(e)
-                if redeem.idempotency_key.is_some()
-                    && e.code() == ErrorCode::InvalidIdempotencyKey.as_str() =>
-            {
-                return Err(no_key())
-            }
-            parsed => parsed?,
-        };
-        if redeem.idempotency_key.is_some() {
-            return Err(no_key());
+            ));
         }
+        let parsed = ParsedRedeem::parse(redeem)?;
         let ttl = ttl_seconds(request.ttl.as_ref())?;
-        let (campaign, plan, now) = self.evaluate(project, &parsed).await?;
+        // The same plan redeem makes: the same checks, benefits and charges.
+        let planned = self.plan_redeem(project, &parsed, None).await?.redemption;
         let hold = Hold {
             id: Uuid::new_v4(),
-            project_id: project.to_owned(),
+            project_id: planned.project_id,
             status: HoldStatus::Held,
-            redemption_id: Uuid::new_v4(),
-            campaign_id: campaign.id,
-            campaign_code: campaign.ref_code.clone(),
-            campaign_version: campaign.version,
-            user_id: redeem
-                .attribute
-                .get("userId")
-                .and_then(super::engine_scalar_text),
-            channel: redeem.channel.clone(),
-            action_txs: plan.action_txs,
-            quotas: plan.charges,
-            created_date: now,
-            expires_at: now + Duration::seconds(ttl),
+            redemption_id: planned.id,
+            campaign_id: planned.campaign_id,
+            campaign_code: planned.campaign_code,
+            campaign_version: planned.campaign_version,
+            user_id: planned.user_id,
+            channel: planned.channel,
+            action_txs: planned.action_txs,
+            quotas: planned.quotas,
+            created_date: planned.created_date,
+            expires_at: planned.created_date + Duration::seconds(ttl),
             ended_date: None,
         };
         let outcome = self.store.place_hold(&hold).await;

@@ -1,7 +1,8 @@
 //! The campaign use cases: [`CampaignService`] (this file: the service
 //! and its settings), by use case: `catalogue.rs` (create, update, delete,
 //! read and list campaigns), `search.rs`, `redeem.rs` (redeem, cancel,
-//! redemptions), `holds.rs` (quota holds), `combine.rs` (redeem's
+//! redemptions), `holds.rs` (quota holds), `revisions.rs` (campaign
+//! revisions), `combine.rs` (redeem's
 //! stacking check), `preview.rs`,
 //! `quota_view.rs`, `transfer.rs` (export and import); its per-project
 //! compiled snapshots (`snapshots.rs`) and its quota usage cache
@@ -16,7 +17,6 @@ use crate::core::error::ErrorCode;
 use crate::core::limits::MAX_CAMPAIGNS_PER_PROJECT;
 use crate::store::{CampaignStore, RedemptionStore};
 use crate::Error;
-use redeem::engine_scalar_text;
 use snapshots::Snapshots;
 use usage::UsageCache;
 
@@ -26,6 +26,7 @@ mod holds;
 mod preview;
 mod quota_view;
 mod redeem;
+mod revisions;
 mod search;
 mod snapshots;
 #[cfg(all(test, feature = "memory"))]

@@ -88,7 +88,7 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
     /// Reads the campaign (and those it is applied with) in one store call,
     /// checks the combination and plans the redemption: everything of a
     /// redeem before its transaction.
-    async fn plan_redeem(
+    pub(super) async fn plan_redeem(
         &self,
         project: &str,
         request: &ParsedRedeem<'_>,
@@ -213,7 +213,7 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
     }
 }
 
-pub(super) fn engine_scalar_text(v: &serde_json::Value) -> Option<String> {
+fn engine_scalar_text(v: &serde_json::Value) -> Option<String> {
     match v {
         serde_json::Value::String(s) => Some(s.clone()),
         serde_json::Value::Number(n) => Some(n.to_string()),

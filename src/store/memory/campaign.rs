@@ -8,7 +8,7 @@ use rust_decimal::Decimal;
 use uuid::Uuid;
 
 use super::{lock, MemoryStore};
-use crate::core::campaign::{Campaign, QuotaUsage, Redemption, TxStatus};
+use crate::core::campaign::{Campaign, CampaignRevision, QuotaUsage, Redemption, TxStatus};
 use crate::store::campaign::too_many_campaigns;
 use crate::store::{
     CampaignQuery, CampaignSort, CampaignStore, Page, Period, RedeemOutcome, RedemptionPlan,
@@ -22,6 +22,9 @@ pub(super) struct State {
     campaigns: HashMap<(String, Uuid), Campaign>,
     /// Catalog version per project.
     versions: HashMap<String, i64>,
+    /// Revisions by (project, campaign id), oldest first; kept after the
+    /// campaign is deleted.
+    revisions: HashMap<(String, Uuid), Vec<CampaignRevision>>,
     /// Redemptions in insertion order.
     pub(super) redemptions: Vec<Redemption>,
     /// Index of a redemption by (project, id).
@@ -141,12 +144,15 @@ impl CampaignStore for MemoryStore {
         }
         // `active` is computed at response time, never stored (as in SQL stores).
         s.campaigns.insert(
-            key,
+            key.clone(),
             Campaign {
                 active: false,
                 ..campaign.clone()
             },
         );
+        // A new campaign starts a new history, even under a deleted one's id.
+        s.revisions
+            .insert(key, vec![CampaignRevision::of(campaign)]);
         s.bump(&campaign.project_id);
         Ok(())
     }
@@ -165,12 +171,16 @@ impl CampaignStore for MemoryStore {
         }
         // `active` is computed at response time, never stored (as in SQL stores).
         s.campaigns.insert(
-            key,
+            key.clone(),
             Campaign {
                 active: false,
                 ..campaign.clone()
             },
         );
+        s.revisions
+            .entry(key)
+            .or_default()
+            .push(CampaignRevision::of(campaign));
         s.bump(&campaign.project_id);
         Ok(())
     }
@@ -233,6 +243,35 @@ impl CampaignStore for MemoryStore {
 
     async fn count_campaigns(&self, project: &str) -> Result<u64> {
         Ok(lock(&self.campaigns).count(project))
+    }
+
+    async fn campaign_revisions(
+        &self,
+        project: &str,
+        campaign_id: Uuid,
+        page: u32,
+        size: u32,
+    ) -> Result<Page<CampaignRevision>> {
+        let s = lock(&self.campaigns);
+        let all = s
+            .revisions
+            .get(&(project.to_owned(), campaign_id))
+            .map(|r| r.iter().rev().cloned().collect())
+            .unwrap_or_default();
+        Ok(Page::slice(all, page, size))
+    }
+
+    async fn campaign_revision(
+        &self,
+        project: &str,
+        campaign_id: Uuid,
+        revision: i64,
+    ) -> Result<Option<CampaignRevision>> {
+        let s = lock(&self.campaigns);
+        Ok(s.revisions
+            .get(&(project.to_owned(), campaign_id))
+            .and_then(|r| r.iter().find(|r| r.revision == revision))
+            .cloned())
     }
 }
 

@@ -10,9 +10,6 @@
 //! dialect's JSON access ([`Dialect::push_content_filter`],
 //! [`Dialect::push_content_sort`]).
 
-use super::consent_rows::{
-    event_from_row, record_from_row, records, versions_sql, CONTENT_COLUMNS, EVENT_COLUMNS,
-};
 use super::content::{
     content_not_found, data_json, duplicate_content_id, duplicate_event_id, stale_content_version,
 };
@@ -21,6 +18,9 @@ use super::history;
 use super::ledger;
 use super::limit_offset;
 use super::query::{Json, Sql, SqlRow};
+use super::records::{
+    event_from_row, record_from_row, records, versions_sql, CONTENT_COLUMNS, EVENT_COLUMNS,
+};
 use crate::core::consent::ledger as consent_ledger;
 use crate::core::consent::{ContentQuery, ContentRecord, ContentType, ContentWrite, PurposeEvent};
 use crate::store::Page;

@@ -181,6 +181,7 @@ struct EditorPage {
     stop_after: bool,
     stacking_group: F,
     time_zone: F,
+    status_schedule: F,
     version: String,
     quotas: Vec<QuotaView>,
     rules: Vec<RuleView>,
@@ -194,6 +195,7 @@ struct EditorPage {
 pub struct SavedLinks {
     pub try_it: String,
     pub quotas: String,
+    pub revisions: String,
     pub duplicate: String,
     pub delete: String,
     pub version: i64,
@@ -408,6 +410,7 @@ fn views(draft: &Draft, errors: Vec<FieldError>) -> (EditorPage, usize) {
         stop_after: draft.stop_after,
         stacking_group: e.field("stacking.group".into(), &draft.stacking_group),
         time_zone: e.field("timeZone".into(), &draft.time_zone),
+        status_schedule: e.field("statusSchedule".into(), &draft.status_schedule),
         version: draft.version.clone(),
         quotas,
         rules,
@@ -452,6 +455,7 @@ pub fn page(ctx: &Ctx, frame: Frame<'_>, draft: &Draft, errors: Vec<FieldError>)
         SavedLinks {
             try_it: format!("{href}/try"),
             quotas: format!("{href}/quotas"),
+            revisions: format!("{href}/revisions"),
             duplicate: format!("{href}/duplicate"),
             delete: format!("{href}/delete"),
             version: c.version,

@@ -72,6 +72,12 @@ pub fn campaign(project: &str, ref_code: &str) -> Campaign {
             stop_after: false,
         }),
         time_zone: Some("Asia/Bangkok".to_owned()),
+        // Round-trips the schedule column; after the end date, it changes
+        // nothing that runs.
+        status_schedule: vec![accord::campaign::StatusChange {
+            at: t(40 * 86_400, 5),
+            status: CampaignStatus::Disable,
+        }],
         quotas: vec![
             Quota {
                 id: Some("q1".to_owned()),

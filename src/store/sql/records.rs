@@ -1,7 +1,6 @@
-//! Reading consent rows: the columns a content version and a purpose
-//! event are read from, their row mapping, and the reads that run inside
-//! a caller's transaction (the consent writes and the history rows share
-//! them).
+//! Reading content versions and purpose events from rows, shared by the
+//! consent store (`consent.rs`) and the history kept beside it
+//! (`history.rs`).
 
 use super::content::{content_type_from_db, data_from_json};
 use super::dialect::{rows, Abort, Conn, Dialect};
