@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use uuid::Uuid;
 
-use crate::core::campaign::model::{Campaign, QuotaUsage, Redemption};
+use crate::core::campaign::{Campaign, QuotaUsage, Redemption};
 use crate::store::memory::MemoryStore;
 use crate::store::{
     CampaignQuery, CampaignStore, Page, RedeemOutcome, RedemptionPlan, RedemptionQuery,

@@ -8,49 +8,33 @@ use http_support::{parts, problem, start, Server, P};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-fn bff(s: &Server, rest: &str) -> String {
-    s.url(&format!("/bff/api/consent/projects/{P}{rest}"))
-}
-
-fn cms(s: &Server, rest: &str) -> String {
-    s.url(&format!("/cms/api/projects/{P}/c/{rest}"))
-}
-
-async fn post(s: &Server, url: &str, body: Value) -> (u16, Value) {
-    parts(s.req(Method::POST, url).json(&body).send().await.unwrap()).await
-}
-
-async fn get(s: &Server, url: &str) -> (u16, Value) {
-    parts(s.req(Method::GET, url).send().await.unwrap()).await
-}
-
 /// A published notice and a consent of application `shop` with purposes
 /// email and sms (365 days), and a catalogue name for email.
 async fn seed(s: &Server) -> (Value, Value) {
-    let (status, notice) = post(
-        s,
-        &cms(s, "svc-privacy-notice-v1"),
-        json!({"data": {"name": "Privacy notice", "descriptionEn": "How we use your data",
+    let (status, notice) = s
+        .post_json(
+            &s.cms("svc-privacy-notice-v1"),
+            json!({"data": {"name": "Privacy notice", "descriptionEn": "How we use your data",
                          "descriptionTh": "นโยบาย", "revision": 1, "status": "PUBLISHED"}}),
-    )
-    .await;
+        )
+        .await;
     assert_eq!(status, 201, "{notice}");
-    let (status, consent) = post(
-        s,
-        &cms(s, "svc-consent-v1"),
-        json!({"data": {"name": "Marketing", "descriptionEn": "News and offers", "application": "shop",
-                         "purposes": ["email", "sms"], "lifespan": 365,
-                         "privacyNoticeRef": notice["id"], "revision": 1, "status": "PUBLISHED",
-                         "ref1": "campaign-2026"}}),
-    )
-    .await;
+    let (status, consent) = s
+        .post_json(
+            &s.cms("svc-consent-v1"),
+            json!({"data": {"name": "Marketing", "descriptionEn": "News and offers", "application": "shop",
+                             "purposes": ["email", "sms"], "lifespan": 365,
+                             "privacyNoticeRef": notice["id"], "revision": 1, "status": "PUBLISHED",
+                             "ref1": "campaign-2026"}}),
+        )
+        .await;
     assert_eq!(status, 201, "{consent}");
-    let (status, _) = post(
-        s,
-        &cms(s, "svc-purpose-v1"),
-        json!({"data": {"code": "email", "nameEn": "Email", "nameTh": "อีเมล"}}),
-    )
-    .await;
+    let (status, _) = s
+        .post_json(
+            &s.cms("svc-purpose-v1"),
+            json!({"data": {"code": "email", "nameEn": "Email", "nameTh": "อีเมล"}}),
+        )
+        .await;
     assert_eq!(status, 201);
     (notice, consent)
 }
@@ -73,7 +57,7 @@ async fn the_consent_story_through_the_six_bff_routes() {
 
     // 1. to-accept.
     let res = s
-        .req(Method::GET, &bff(&s, "/to-accept?app=shop&dataSubject=u1"))
+        .req(Method::GET, &s.bff("/to-accept?app=shop&dataSubject=u1"))
         .send()
         .await
         .unwrap();
@@ -99,14 +83,12 @@ async fn the_consent_story_through_the_six_bff_routes() {
     }
 
     // 2. privacy notice.
-    let (status, n) = get(
-        &s,
-        &bff(
-            &s,
-            &format!("/privacy-notice/{}", notice["id"].as_str().unwrap()),
-        ),
-    )
-    .await;
+    let (status, n) = s
+        .get_json(&s.bff(&format!(
+            "/privacy-notice/{}",
+            notice["id"].as_str().unwrap()
+        )))
+        .await;
     assert_eq!(status, 200);
     assert_eq!(
         n,
@@ -115,7 +97,9 @@ async fn the_consent_story_through_the_six_bff_routes() {
     );
 
     // 3. accept consent: 201, every field of the spec.
-    let (status, a) = post(&s, &bff(&s, "/consent-acceptance"), acceptance(&cid)).await;
+    let (status, a) = s
+        .post_json(&s.bff("/consent-acceptance"), acceptance(&cid))
+        .await;
     assert_eq!(status, 201, "{a}");
     for (field, value) in [
         ("consentApplication", json!("shop")),
@@ -136,11 +120,15 @@ async fn the_consent_story_through_the_six_bff_routes() {
         assert_eq!(a[field], value, "{field}: {a}");
     }
     assert!(a["id"].is_string());
-    let (_, list) = get(&s, &bff(&s, "/to-accept?app=shop&dataSubject=u1")).await;
+    let (_, list) = s
+        .get_json(&s.bff("/to-accept?app=shop&dataSubject=u1"))
+        .await;
     assert_eq!(list, json!([]));
 
     // 4. purpose options.
-    let (status, options) = get(&s, &bff(&s, "/purpose-options?app=shop&dataSubject=u1")).await;
+    let (status, options) = s
+        .get_json(&s.bff("/purpose-options?app=shop&dataSubject=u1"))
+        .await;
     assert_eq!(status, 200);
     assert_eq!(
         options,
@@ -152,7 +140,7 @@ async fn the_consent_story_through_the_six_bff_routes() {
 
     // 5. accept a purpose: 201.
     let body = json!({"app": "shop", "dataSubject": "u1", "purposeCode": "sms"});
-    let (status, p) = post(&s, &bff(&s, "/purpose-acceptance"), body).await;
+    let (status, p) = s.post_json(&s.bff("/purpose-acceptance"), body).await;
     assert_eq!(status, 201, "{p}");
     assert_eq!(p["status"], "ACCEPTED");
     assert_eq!(p["purposeCode"], "sms");
@@ -165,12 +153,14 @@ async fn the_consent_story_through_the_six_bff_routes() {
     // 6. withdraw a purpose: 200, withdrawalDate set, dates kept.
     s.clock.advance(chrono::Duration::hours(1));
     let body = json!({"app": "shop", "dataSubject": "u1", "purposeCode": "email"});
-    let (status, w) = post(&s, &bff(&s, "/purpose-withdrawal"), body).await;
+    let (status, w) = s.post_json(&s.bff("/purpose-withdrawal"), body).await;
     assert_eq!(status, 200, "{w}");
     assert_eq!(w["status"], "WITHDRAWN");
     assert_eq!(w["withdrawalDate"], "2026-06-15T11:00:00Z");
     assert_eq!(w["acceptanceDate"], "2026-06-15T10:00:00Z");
-    let (_, options) = get(&s, &bff(&s, "/purpose-options?app=shop&dataSubject=u1")).await;
+    let (_, options) = s
+        .get_json(&s.bff("/purpose-options?app=shop&dataSubject=u1"))
+        .await;
     let flags: Vec<(&str, bool)> = options
         .as_array()
         .unwrap()
@@ -191,27 +181,27 @@ async fn bff_errors() {
     let (_, consent) = seed(&s).await;
     let cid = consent["id"].clone();
     let res = s
-        .req(Method::GET, &bff(&s, "/to-accept?app=shop"))
+        .req(Method::GET, &s.bff("/to-accept?app=shop"))
         .send()
         .await
         .unwrap();
     let p = problem(res, 400, "invalid_parameter").await;
     assert_eq!(p["errors"][0]["field"], "dataSubject");
     let res = s
-        .req(Method::GET, &bff(&s, "/privacy-notice/nope"))
+        .req(Method::GET, &s.bff("/privacy-notice/nope"))
         .send()
         .await
         .unwrap();
     problem(res, 404, "privacy_notice_not_found").await;
     let res = s
-        .req(Method::POST, &bff(&s, "/consent-acceptance"))
+        .req(Method::POST, &s.bff("/consent-acceptance"))
         .json(&acceptance(&json!("no-such-consent")))
         .send()
         .await
         .unwrap();
     problem(res, 404, "consent_not_found").await;
     let res = s
-        .req(Method::POST, &bff(&s, "/consent-acceptance"))
+        .req(Method::POST, &s.bff("/consent-acceptance"))
         .json(&json!({"app": "shop", "consentId": cid}))
         .send()
         .await
@@ -228,7 +218,7 @@ async fn bff_errors() {
         "{p}"
     );
     let res = s
-        .req(Method::POST, &bff(&s, "/purpose-acceptance"))
+        .req(Method::POST, &s.bff("/purpose-acceptance"))
         .json(&json!({"app": "shop", "dataSubject": "u1", "purposeCode": "fax"}))
         .send()
         .await
@@ -265,7 +255,7 @@ async fn the_content_store() {
 
     // POST answers a Location; GET one.
     let res = s
-        .req(Method::POST, &cms(&s, "svc-privacy-notice-v1"))
+        .req(Method::POST, &s.cms("svc-privacy-notice-v1"))
         .json(&json!({"data": {"name": "Draft notice", "revision": 1, "status": "DRAFT"}}))
         .send()
         .await
@@ -280,7 +270,7 @@ async fn the_content_store() {
             draft["id"].as_str().unwrap()
         )
     );
-    let (status, one) = get(&s, &s.url(&location)).await;
+    let (status, one) = s.get_json(&s.url(&location)).await;
     assert_eq!((status, &one), (200, &draft));
 
     // PUT replaces the whole data: 200, envelope; missing attributes null.
@@ -301,7 +291,7 @@ async fn the_content_store() {
     let res = s
         .req(
             Method::GET,
-            &cms(&s, "svc-privacy-notice-v1?sort=data.name,desc"),
+            &s.cms("svc-privacy-notice-v1?sort=data.name,desc"),
         )
         .send()
         .await
@@ -315,17 +305,17 @@ async fn the_content_store() {
         .map(|e| e["data"]["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["Privacy notice", "Draft notice v2"]);
-    let (_, list) = get(
-        &s,
-        &cms(&s, "svc-consent-v1?data.application=shop&data.purposes=sms"),
-    )
-    .await;
+    let (_, list) = s
+        .get_json(&s.cms("svc-consent-v1?data.application=shop&data.purposes=sms"))
+        .await;
     assert_eq!(list.as_array().unwrap().len(), 1);
     assert_eq!(list[0]["id"], consent["id"]);
-    let (_, list) = get(&s, &cms(&s, "svc-consent-v1?data.application=other")).await;
+    let (_, list) = s
+        .get_json(&s.cms("svc-consent-v1?data.application=other"))
+        .await;
     assert_eq!(list, json!([]));
     let res = s
-        .req(Method::GET, &cms(&s, "svc-privacy-notice-v1?size=1&page=1"))
+        .req(Method::GET, &s.cms("svc-privacy-notice-v1?size=1&page=1"))
         .send()
         .await
         .unwrap();
@@ -335,17 +325,14 @@ async fn the_content_store() {
 
     // An acceptance through the bff route is listed by the content store,
     // and the acceptance update answers the reduced envelope.
-    let (status, a) = post(
-        &s,
-        &bff(&s, "/consent-acceptance"),
-        acceptance(&consent["id"]),
-    )
-    .await;
+    let (status, a) = s
+        .post_json(&s.bff("/consent-acceptance"), acceptance(&consent["id"]))
+        .await;
     assert_eq!(status, 201);
     let res = s
         .req(
             Method::GET,
-            &cms(&s, "svc-consent-acceptance-v1?data.dataSubject=u1"),
+            &s.cms("svc-consent-acceptance-v1?data.dataSubject=u1"),
         )
         .send()
         .await
@@ -357,10 +344,10 @@ async fn the_content_store() {
     let res = s
         .req(
             Method::PUT,
-            &cms(
-                &s,
-                &format!("svc-consent-acceptance-v1/{}", a["id"].as_str().unwrap()),
-            ),
+            &s.cms(&format!(
+                "svc-consent-acceptance-v1/{}",
+                a["id"].as_str().unwrap()
+            )),
         )
         .json(&json!({"data": {
             "dataSubject": "u1", "consentId": consent["id"], "application": "shop",
@@ -397,7 +384,9 @@ async fn the_content_store() {
         "2026-06-15T10:05:00.000000Z"
     );
     // The withdrawal is what to-accept reads.
-    let (_, list) = get(&s, &bff(&s, "/to-accept?app=shop&dataSubject=u1")).await;
+    let (_, list) = s
+        .get_json(&s.bff("/to-accept?app=shop&dataSubject=u1"))
+        .await;
     assert_eq!(list[0]["id"], consent["id"]);
     assert_eq!(list[0]["reason"], "WITHDRAWN");
 }
@@ -407,32 +396,32 @@ async fn content_store_errors() {
     let s = start().await;
     seed(&s).await;
     let res = s
-        .req(Method::GET, &cms(&s, "svc-nope-v1"))
+        .req(Method::GET, &s.cms("svc-nope-v1"))
         .send()
         .await
         .unwrap();
     problem(res, 404, "content_type_not_found").await;
     let res = s
-        .req(Method::GET, &cms(&s, "svc-consent-v1/nope"))
+        .req(Method::GET, &s.cms("svc-consent-v1/nope"))
         .send()
         .await
         .unwrap();
     problem(res, 404, "content_not_found").await;
     let res = s
-        .req(Method::GET, &cms(&s, "svc-consent-v1?date.status=x"))
+        .req(Method::GET, &s.cms("svc-consent-v1?date.status=x"))
         .send()
         .await
         .unwrap();
     let p = problem(res, 400, "unknown_parameter").await;
     assert!(!p["errors"].as_array().unwrap().is_empty());
     let res = s
-        .req(Method::GET, &cms(&s, "svc-consent-v1?size=1001"))
+        .req(Method::GET, &s.cms("svc-consent-v1?size=1001"))
         .send()
         .await
         .unwrap();
     problem(res, 400, "invalid_page_size").await;
     let res = s
-        .req(Method::POST, &cms(&s, "svc-consent-v1"))
+        .req(Method::POST, &s.cms("svc-consent-v1"))
         .json(&json!({"data": {"application": "shop", "purposes": [], "status": "ACCEPTED"}}))
         .send()
         .await
@@ -454,7 +443,7 @@ async fn content_store_errors() {
         assert!(fields.contains(&f), "{f} not in {fields:?}");
     }
     let res = s
-        .req(Method::POST, &cms(&s, "svc-consent-v1"))
+        .req(Method::POST, &s.cms("svc-consent-v1"))
         .json(&json!({"name": "no data envelope"}))
         .send()
         .await
@@ -462,7 +451,7 @@ async fn content_store_errors() {
     let p = problem(res, 422, "validation_failed").await;
     assert_eq!(p["errors"][0]["field"], "data");
     let res = s
-        .req(Method::POST, &cms(&s, "svc-consent-v1"))
+        .req(Method::POST, &s.cms("svc-consent-v1"))
         .json(&json!({"data": ["not", "an", "object"]}))
         .send()
         .await
@@ -491,7 +480,7 @@ async fn consent_integrity_over_the_wire() {
         }
         json!({ "data": data })
     };
-    let url = cms(&s, "svc-consent-acceptance-v1");
+    let url = s.cms("svc-consent-acceptance-v1");
     for (patch, field, code) in [
         (
             json!({"consentRevision": 7}),
@@ -524,7 +513,7 @@ async fn consent_integrity_over_the_wire() {
         assert_eq!(p["errors"][0]["field"], field, "{p}");
         assert_eq!(p["errors"][0]["code"], code, "{p}");
     }
-    let (status, created) = post(&s, &url, body(json!({}))).await;
+    let (status, created) = s.post_json(&url, body(json!({}))).await;
     assert_eq!(status, 201, "{created}");
     assert_eq!(created["data"]["consentRevision"], 1);
     assert_eq!(
@@ -541,7 +530,7 @@ async fn consent_integrity_over_the_wire() {
             "withdrawalDate": if status == "WITHDRAWN" { "2026-06-15T10:00:00Z" } else { "" },
             "note": "edit"}})
     };
-    let one = cms(&s, &format!("svc-consent-acceptance-v1/{id}"));
+    let one = s.cms(&format!("svc-consent-acceptance-v1/{id}"));
     let res = s
         .req(Method::PUT, &one)
         .json(&edit("WITHDRAWN"))
@@ -561,7 +550,7 @@ async fn consent_integrity_over_the_wire() {
     let p = problem(res, 422, "validation_failed").await;
     assert_eq!(p["errors"][0]["field"], "data.status", "{p}");
     assert_eq!(p["errors"][0]["code"], "invalid_transition", "{p}");
-    let (_, got) = get(&s, &one).await;
+    let (_, got) = s.get_json(&one).await;
     assert_eq!(got["data"], put["data"], "GET shows what the rules enforce");
 
     // The same instant, however the query writes it (a raw `+` included,
@@ -572,7 +561,7 @@ async fn consent_integrity_over_the_wire() {
         "2026-06-15T17:00:00%2B07:00",
         "2026-06-15T17:00:00+07:00",
     ] {
-        let (status, list) = get(&s, &format!("{url}?data.acceptanceDate={q}")).await;
+        let (status, list) = s.get_json(&format!("{url}?data.acceptanceDate={q}")).await;
         assert_eq!(status, 200);
         assert_eq!(list.as_array().unwrap().len(), 1, "{q}: {list}");
     }
@@ -582,10 +571,10 @@ async fn consent_integrity_over_the_wire() {
     let res = s
         .req(
             Method::PUT,
-            &cms(
-                &s,
-                &format!("svc-privacy-notice-v1/{}", notice["id"].as_str().unwrap()),
-            ),
+            &s.cms(&format!(
+                "svc-privacy-notice-v1/{}",
+                notice["id"].as_str().unwrap()
+            )),
         )
         .json(&json!({"data": {"name": "Privacy notice", "revision": 2, "status": "DRAFT"}}))
         .send()
@@ -595,19 +584,21 @@ async fn consent_integrity_over_the_wire() {
     let res = s
         .req(
             Method::GET,
-            &bff(
-                &s,
-                &format!("/privacy-notice/{}", notice["id"].as_str().unwrap()),
-            ),
+            &s.bff(&format!(
+                "/privacy-notice/{}",
+                notice["id"].as_str().unwrap()
+            )),
         )
         .send()
         .await
         .unwrap();
     problem(res, 404, "privacy_notice_not_found").await;
-    let (_, list) = get(&s, &bff(&s, "/to-accept?app=shop&dataSubject=u9")).await;
+    let (_, list) = s
+        .get_json(&s.bff("/to-accept?app=shop&dataSubject=u9"))
+        .await;
     assert_eq!(list, json!([]));
     let res = s
-        .req(Method::POST, &bff(&s, "/consent-acceptance"))
+        .req(Method::POST, &s.bff("/consent-acceptance"))
         .json(&acceptance(&consent["id"]))
         .send()
         .await
@@ -624,12 +615,14 @@ async fn consent_limits_over_the_wire() {
     let (_, consent) = seed(&s).await;
     let mut body = acceptance(&consent["id"]);
     body["dataSubject"] = json!("s".repeat(accord::limits::MAX_SUBJECT_LEN));
-    let (status, accepted) = post(&s, &bff(&s, "/consent-acceptance"), body.clone()).await;
+    let (status, accepted) = s
+        .post_json(&s.bff("/consent-acceptance"), body.clone())
+        .await;
     assert_eq!(status, 201, "{accepted}");
     for (len, status) in [(accord::limits::MAX_SUBJECT_LEN + 1, 422), (900_000, 422)] {
         body["dataSubject"] = json!("s".repeat(len));
         let res = s
-            .req(Method::POST, &bff(&s, "/consent-acceptance"))
+            .req(Method::POST, &s.bff("/consent-acceptance"))
             .json(&body)
             .send()
             .await
@@ -649,7 +642,7 @@ async fn consent_limits_over_the_wire() {
     let res = s
         .req(
             Method::GET,
-            &bff(&s, &format!("/purpose-options?app={long}&dataSubject=u1")),
+            &s.bff(&format!("/purpose-options?app={long}&dataSubject=u1")),
         )
         .send()
         .await
@@ -657,7 +650,7 @@ async fn consent_limits_over_the_wire() {
     let p = problem(res, 422, "validation_failed").await;
     assert_eq!(p["errors"][0]["field"], "app", "{p}");
     let res = s
-        .req(Method::POST, &bff(&s, "/purpose-withdrawal"))
+        .req(Method::POST, &s.bff("/purpose-withdrawal"))
         .json(&json!({"app": "shop", "dataSubject": "u1", "purposeCode": "x".repeat(129)}))
         .send()
         .await

@@ -21,17 +21,11 @@ use accord::store::memory::MemoryStore;
 use accord::store::sqlite::SqliteStore;
 use accord::ManualClock;
 use chrono::Duration;
-use http_support::{listen, parts, problem, t0, token, SECRET};
+use http_support::{parts, problem, t0, token, SECRET};
 use serde_json::{json, Value};
 
-struct Wire<S> {
-    base: String,
-    client: reqwest::Client,
-    token: String,
-    project: String,
-    api: Api<S>,
-    clock: Arc<ManualClock>,
-}
+/// The router over a store, with the token of its project.
+type Wire<S> = http_support::Served<S>;
 
 impl<S: HttpStore> Wire<S> {
     async fn get(&self, path: &str) -> reqwest::Response {
@@ -111,15 +105,7 @@ async fn serve<S: HttpStore>(store: Arc<S>, project: &str) -> Wire<S> {
                 policy_url: "https://example.com/privacy".into(),
             },
         );
-    let (base, client) = listen(api.clone()).await;
-    Wire {
-        base,
-        client,
-        token: token(scope::ALL, &[project]),
-        project: project.to_owned(),
-        api,
-        clock,
-    }
+    http_support::serve_api_in(api, clock, project).await
 }
 
 /// Accept, purpose events, a new consent revision, a new notice revision,
@@ -415,19 +401,25 @@ async fn sqlite_history_and_state() {
     history_and_state_agree(store, "ev").await;
 }
 
-async fn pg_store(kind: &str) -> Option<Arc<accord::store::postgres::PostgresStore>> {
+/// A store in a schema of its own, and the guard that drops the schema.
+async fn pg_store(
+    kind: &str,
+) -> Option<(
+    Arc<accord::store::postgres::PostgresStore>,
+    pg_support::Schema,
+)> {
     let url = pg_support::database_url("consent evidence over PostgreSQL")?;
     let schema = pg_support::create_schema(&url, kind, "").await;
-    Some(Arc::new(
+    let store =
         accord::store::postgres::PostgresStore::connect(&pg_support::with_schema(&url, &schema))
             .await
-            .unwrap(),
-    ))
+            .unwrap();
+    Some((Arc::new(store), schema))
 }
 
 #[tokio::test]
 async fn postgres_history_and_state() {
-    let Some(store) = pg_store("evidence").await else {
+    let Some((store, _schema)) = pg_store("evidence").await else {
         return;
     };
     let run = uuid::Uuid::new_v4();

@@ -40,6 +40,7 @@ mod http_jwks_url;
 mod http_limits;
 mod http_openapi;
 mod http_otel;
+mod http_promotions;
 mod http_quota_view;
 mod http_receipts;
 mod http_retention;

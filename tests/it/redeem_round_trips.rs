@@ -31,7 +31,7 @@ fn campaign() -> CampaignInput {
     serde_json::from_value(json!({
         "name": "trips", "refCode": "TRIPS",
         "startDate": "2020-01-01T00:00:00Z", "endDate": "2100-01-01T00:00:00Z",
-        "quotas": [{"key": "${campaignCode}-${userId}", "value": 1000000}],
+        "quotas": [{"key": "${campaignCode}-${userId}", "value": 1_000_000}],
         "rules": [{"name": "r", "when": [], "thenOperator": "AND",
                    "then": [{"action": "DISCOUNT", "data": []}]}]
     }))
@@ -130,9 +130,9 @@ async fn a_redeem_makes_two_store_calls_on_sqlite() {
     let store = SqliteStore::open(dir.path().join("accord.db").to_str().unwrap())
         .await
         .unwrap();
-    // The campaign; BEGIN, the redemption, the usage read and written,
-    // the charges, COMMIT.
-    check(Arc::new(store), "SQLite", 7).await;
+    // The campaign; BEGIN, the redemption, the key's expired hold marks
+    // swept, its usage read and written, the charges, COMMIT.
+    check(Arc::new(store), "SQLite", 8).await;
 }
 
 #[cfg(feature = "postgres")]
@@ -148,7 +148,7 @@ async fn a_redeem_makes_two_store_calls_on_postgres() {
     let schema = crate::pg_support::create_schema(&url, "trips", "").await;
     let options = PgConnectOptions::from_str(&url)
         .unwrap()
-        .options([("search_path", schema.as_str())]);
+        .options([("search_path", schema.name())]);
     let pool = PgPoolOptions::new()
         .max_connections(2)
         .connect_with(options)

@@ -21,7 +21,6 @@ use accord::store::{CampaignStore, RedemptionStore};
 use accord::{CampaignService, SystemClock};
 use serde_json::json;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use sqlx::Connection;
 
 fn campaign(code: &str, status: &str) -> CampaignInput {
     serde_json::from_value(json!({
@@ -123,7 +122,7 @@ async fn postgres_processes_see_each_others_changes_within_a_second() {
     let open = || async {
         let options = PgConnectOptions::from_str(&url)
             .unwrap()
-            .options([("search_path", schema.as_str())]);
+            .options([("search_path", schema.name())]);
         let pool = PgPoolOptions::new()
             .max_connections(4)
             .connect_with(options)
@@ -134,9 +133,4 @@ async fn postgres_processes_see_each_others_changes_within_a_second() {
     let a = open().await;
     let b = open().await;
     story(Arc::new(a), Arc::new(b)).await;
-    let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
-    sqlx::query(&format!("DROP SCHEMA \"{schema}\" CASCADE"))
-        .execute(&mut conn)
-        .await
-        .unwrap();
 }

@@ -20,7 +20,6 @@ use std::sync::Arc;
 
 use accord::store::postgres::PostgresStore;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use tokio::sync::OnceCell;
 
 use crate::suite;
 
@@ -36,14 +35,12 @@ fn database_url() -> Option<String> {
     pg_support::database_url("the PostgreSQL store suite")
 }
 
-static SCHEMA: OnceCell<String> = OnceCell::const_new();
+static SCHEMA: pg_support::Shared = pg_support::Shared::new("suite");
 
-/// This process's schema: created on first use, after dropping stale ones.
-async fn schema(url: &str) -> String {
-    SCHEMA
-        .get_or_init(|| pg_support::create_schema(url, "suite", ""))
-        .await
-        .clone()
+/// This process's schema: created on first use, after dropping stale ones;
+/// dropped when the last test using it ends.
+async fn schema(url: &str) -> pg_support::SharedUse {
+    SCHEMA.get(url).await
 }
 
 /// A store on a new pool whose connections work in `schema`.
@@ -62,7 +59,8 @@ async fn open(url: &str, schema: &str) -> PostgresStore {
 async fn fixture() -> Option<(Arc<PostgresStore>, suite::Guard)> {
     let url = database_url()?;
     let schema = schema(&url).await;
-    Some((Arc::new(open(&url, &schema).await), Box::new(())))
+    let store = Arc::new(open(&url, &schema).await);
+    Some((store, Box::new(schema)))
 }
 
 suite::campaign_store::campaign_store_tests!(fixture);
@@ -131,7 +129,7 @@ async fn two_processes_share_one_quota() {
     let c = shared_quota_campaign(&store).await;
     let barrier = tempfile::tempdir().unwrap();
 
-    let jobs = two_jobs(&url, Some(&schema), &c, 64, "50", barrier.path());
+    let jobs = two_jobs(&url, Some(&*schema), &c, 64, "50", barrier.path());
     let reports = spawn_workers("store_postgres::two_process_worker", jobs).await;
     eprintln!("postgres workers: {reports:?}");
     assert_eq!(reports.iter().map(|r| r.recorded).sum::<usize>(), 50);

@@ -432,7 +432,7 @@ async fn sqlite_server_killed_mid_stream_loses_no_acknowledged_write() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn postgres_one_of_two_servers_killed_mid_stream_loses_no_acknowledged_write() {
     let Some(base_url) = pg_url() else { return };
-    let url = fresh_schema(&base_url, "crash").await;
+    let (url, _schema) = fresh_schema(&base_url, "crash").await;
     let dir = tempfile::tempdir().unwrap();
     let secret = load::new_secret();
     let project = new_project();
@@ -519,6 +519,6 @@ async fn sqlite_demo_started_twice_at_once_loads_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn postgres_demo_started_twice_at_once_loads_once() {
     let Some(base_url) = pg_url() else { return };
-    let url = fresh_schema(&base_url, "demo").await;
+    let (url, _schema) = fresh_schema(&base_url, "demo").await;
     demo_started_twice(&url, async { PostgresStore::connect(&url).await.unwrap() }).await;
 }

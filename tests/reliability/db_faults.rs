@@ -333,7 +333,7 @@ async fn seed(client: &Client, t: &Target) -> Seeded {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn postgres_outage_is_a_fast_503_and_service_resumes_without_restart() {
     let Some(base_url) = pg_url() else { return };
-    let url = fresh_schema(&base_url, "faults").await;
+    let (url, _schema) = fresh_schema(&base_url, "faults").await;
     let proxy = Proxy::start(upstream_of(&url)).await;
     let hosted = load::self_host(&via(&url, proxy.addr)).await.unwrap();
     let t = hosted.target.clone();
@@ -370,7 +370,7 @@ async fn postgres_outage_is_a_fast_503_and_service_resumes_without_restart() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn postgres_blackhole_is_a_fast_503_and_service_resumes_by_itself() {
     let Some(base_url) = pg_url() else { return };
-    let url = fresh_schema(&base_url, "blackhole").await;
+    let (url, _schema) = fresh_schema(&base_url, "blackhole").await;
     let proxy = Proxy::start(upstream_of(&url)).await;
     let hosted = load::self_host(&via(&url, proxy.addr)).await.unwrap();
     let t = hosted.target.clone();
@@ -408,7 +408,7 @@ async fn postgres_blackhole_is_a_fast_503_and_service_resumes_by_itself() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn postgres_lock_past_the_statement_timeout_is_a_503() {
     let Some(base_url) = pg_url() else { return };
-    let url = fresh_schema(&base_url, "locked").await;
+    let (url, _schema) = fresh_schema(&base_url, "locked").await;
     let hosted = load::self_host(&url).await.unwrap();
     let t = hosted.target.clone();
     let client = load::client();

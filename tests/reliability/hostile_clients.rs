@@ -495,6 +495,6 @@ async fn sqlite_abandoned_requests_leave_the_store_whole() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn postgres_abandoned_requests_leave_the_store_whole() {
     let Some(base_url) = pg_url() else { return };
-    let url = fresh_schema(&base_url, "gone").await;
+    let (url, _schema) = fresh_schema(&base_url, "gone").await;
     abandoned_requests_leave_the_store_whole(&url).await;
 }

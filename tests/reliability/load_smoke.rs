@@ -60,7 +60,8 @@ async fn five_seconds_of_mixed_traffic_on_sqlite() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn five_seconds_of_mixed_traffic_on_postgres() {
     let Some(url) = pg_url() else { return };
-    smoke(&fresh_schema(&url, "load").await).await;
+    let (url, _schema) = fresh_schema(&url, "load").await;
+    smoke(&url).await;
 }
 
 /// Two seconds of the storefront workload (`--workload storefront`): the

@@ -13,7 +13,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use super::model::{ActionTx, QuotaCharge, Redemption, TxStatus};
+use super::exchange::{ActionTx, QuotaCharge, Redemption, TxStatus};
 use crate::string_enum;
 
 /// The longest a hold may last: one day, in seconds.

@@ -5,6 +5,7 @@
 //! The operations over these types are in
 //! [`CampaignService`](crate::service::campaign::CampaignService).
 
+mod exchange;
 mod hold;
 pub(crate) mod model;
 mod promotion;
@@ -13,6 +14,7 @@ pub(crate) mod schedule;
 pub(crate) mod window;
 pub(crate) mod zones;
 
+pub use exchange::*;
 pub use hold::{Hold, HoldStatus, MAX_HOLD_TTL_SECONDS};
 pub use model::*;
 pub use revision::{diff, CampaignRevision, PatchOp, RevisionDiff, RevisionView};

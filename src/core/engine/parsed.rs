@@ -81,7 +81,7 @@ impl<'r> ParsedRedeem<'r> {
         &self.request.with_campaigns
     }
 
-    pub(crate) fn view(&self) -> RequestView<'r> {
+    pub(crate) fn view(self) -> RequestView<'r> {
         RequestView::from(self.request)
     }
 

@@ -3,7 +3,7 @@
 //! child of the service module; the decision itself is the engine's
 //! (`engine::stacking`), pure.
 
-use crate::core::campaign::model::Campaign;
+use crate::core::campaign::Campaign;
 use crate::core::engine::stacking;
 use crate::{Error, ErrorCode, FieldError, Result};
 

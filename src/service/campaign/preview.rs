@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 
 use super::CampaignService;
-use crate::core::campaign::model::{
+use crate::core::campaign::{
     ActionMatch, Campaign, CampaignInput, CampaignRef, Explanation, RedeemRequest, SearchRequest,
 };
 use crate::core::engine::stacking;

@@ -29,7 +29,7 @@ use arc_swap::ArcSwap;
 
 use chrono_tz::Tz;
 
-use crate::core::campaign::model::Campaign;
+use crate::core::campaign::Campaign;
 use crate::core::engine::{CompiledCampaign, Engine};
 use crate::store::CampaignStore;
 use crate::Result;

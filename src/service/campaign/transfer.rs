@@ -5,7 +5,7 @@
 use uuid::Uuid;
 
 use super::CampaignService;
-use crate::core::campaign::model::CampaignInput;
+use crate::core::campaign::CampaignInput;
 use crate::core::engine::validate::{build, Stamp};
 use crate::store::{CampaignStore, RedemptionStore};
 use crate::Result;

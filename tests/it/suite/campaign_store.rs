@@ -38,7 +38,7 @@ impl<S: CampaignStore + RedemptionStore + 'static> Store for S {}
 /// long as the test.
 macro_rules! campaign_store_tests {
     ($fixture:path) => {
-        $crate::suite::campaign_store::campaign_store_tests!(@each $fixture;
+        $crate::suite::behaviour_tests!(campaign_store, $fixture;
             insert_get_and_by_code,
             duplicate_ref_code_is_a_conflict,
             update_checks_version,
@@ -68,17 +68,6 @@ macro_rules! campaign_store_tests {
             revisions_record_every_save,
             refused_saves_write_no_revision,
         );
-    };
-    (@each $fixture:path; $($behaviour:ident),+ $(,)?) => {
-        $(
-            #[tokio::test(flavor = "multi_thread")]
-            async fn $behaviour() {
-                let Some((store, _guard)) = $fixture().await else {
-                    return;
-                };
-                $crate::suite::campaign_store::$behaviour(store).await;
-            }
-        )+
     };
 }
 

@@ -85,6 +85,10 @@ macro_rules! consent_suite {
             files::files_are_content_addressed,
             files::acceptances_pin_the_screen,
         );
+        #[cfg(feature = "http")]
+        $crate::suite::consent::consent_suite!(@tests $fixture;
+            cases::consent_cases_hold_through_the_router,
+        );
         $crate::suite::consent::consent_suite!(@blocking $fixture;
             props::purpose_flag_is_latest_event,
             agreement::views_agree_with_the_records,

@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 /// Runs each behaviour of this module as a test, on `$fixture`'s store.
 macro_rules! holds_tests {
     ($fixture:path) => {
-        $crate::suite::holds::holds_tests!(@each $fixture;
+        $crate::suite::behaviour_tests!(holds, $fixture;
             rolling_window_edges_are_exact,
             rolling_window_ignores_dst_and_year_ends,
             rolling_window_cancel_gives_back,
@@ -30,17 +30,6 @@ macro_rules! holds_tests {
             holds_and_redeems_race_for_the_last_units,
             sweeping_changes_no_usage,
         );
-    };
-    (@each $fixture:path; $($behaviour:ident),+ $(,)?) => {
-        $(
-            #[tokio::test(flavor = "multi_thread")]
-            async fn $behaviour() {
-                let Some((store, _guard)) = $fixture().await else {
-                    return;
-                };
-                $crate::suite::holds::$behaviour(store).await;
-            }
-        )+
     };
 }
 

@@ -56,3 +56,31 @@ pub mod workers;
 /// Whatever a fixture must keep alive while its store is in use (a
 /// temporary directory, …).
 pub type Guard = Box<dyn std::any::Any + Send>;
+
+/// One test per behaviour `$module::$behaviour(store)`, on `$fixture`'s
+/// store: what each behaviour module's `…_tests!` macro expands to.
+macro_rules! behaviour_tests {
+    ($module:ident, $fixture:path; $($behaviour:ident),+ $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread")]
+            async fn $behaviour() {
+                let Some((store, _guard)) = $fixture().await else {
+                    return;
+                };
+                $crate::suite::$module::$behaviour(store).await;
+            }
+        )+
+    };
+}
+pub(crate) use behaviour_tests;
+
+/// A new project and a campaign service over `store` (system clock).
+pub fn campaign_service<S: accord::store::Store>(
+    store: &std::sync::Arc<S>,
+) -> (String, accord::CampaignService<S>) {
+    let service = accord::CampaignService::new(
+        std::sync::Arc::clone(store),
+        std::sync::Arc::new(accord::SystemClock),
+    );
+    (uuid::Uuid::new_v4().to_string(), service)
+}

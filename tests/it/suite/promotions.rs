@@ -16,23 +16,12 @@ use serde_json::{json, Value};
 /// Runs each behaviour of this module as a test, on `$fixture`'s store.
 macro_rules! promotions_tests {
     ($fixture:path) => {
-        $crate::suite::promotions::promotions_tests!(@each $fixture;
+        $crate::suite::behaviour_tests!(promotions, $fixture;
             capped_allocation_is_recorded_and_replayed,
             stacking_is_stored_resolved_and_enforced,
             calendar_quotas_roll_over_at_local_midnight,
             search_cases_hold,
         );
-    };
-    (@each $fixture:path; $($behaviour:ident),+ $(,)?) => {
-        $(
-            #[tokio::test(flavor = "multi_thread")]
-            async fn $behaviour() {
-                let Some((store, _guard)) = $fixture().await else {
-                    return;
-                };
-                $crate::suite::promotions::$behaviour(store).await;
-            }
-        )+
     };
 }
 
@@ -61,8 +50,7 @@ fn redeem(v: Value) -> RedeemRequest {
 /// the reason and each line's share; a replay and a read give them back
 /// unchanged; the quota counts the capped amount.
 pub async fn capped_allocation_is_recorded_and_replayed<S: Store>(store: Arc<S>) {
-    let project = uuid::Uuid::new_v4().to_string();
-    let service = CampaignService::new(Arc::clone(&store), Arc::new(SystemClock));
+    let (project, service) = super::campaign_service(&store);
     let mut campaign = fixture("cart_cap");
     campaign["endDate"] = json!("2100-01-01T00:00:00Z");
     let created = service
@@ -160,8 +148,7 @@ fn t(a: &str, b: &str, c: &str) -> (String, String, String) {
 /// applies them in priority order and explains each suppression; redeem
 /// refuses a forbidden combination with a conflict.
 pub async fn stacking_is_stored_resolved_and_enforced<S: Store>(store: Arc<S>) {
-    let project = uuid::Uuid::new_v4().to_string();
-    let service = CampaignService::new(Arc::clone(&store), Arc::new(SystemClock));
+    let (project, service) = super::campaign_service(&store);
     let excl = service
         .create_campaign(
             &project,

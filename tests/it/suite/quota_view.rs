@@ -44,8 +44,7 @@ fn rows(items: &[QuotaUsage]) -> Vec<(String, String, String)> {
 /// across campaigns), leaves out keys under the same prefix that it
 /// cannot render, and pages by key.
 pub async fn quota_view_lists_every_key_that_can_refuse<S: Store>(store: Arc<S>) {
-    let project = uuid::Uuid::new_v4().to_string();
-    let service = CampaignService::new(Arc::clone(&store), Arc::new(SystemClock));
+    let (project, service) = super::campaign_service(&store);
     let create = |input: CampaignInput| {
         let service = &service;
         let project = &project;
@@ -205,8 +204,7 @@ pub async fn quota_view_lists_every_key_that_can_refuse<S: Store>(store: Arc<S>)
 /// the old key is also the key of other values).
 pub async fn quota_view_lists_keys_rendered_before_escaping<S: Store>(store: Arc<S>) {
     use super::campaign_store::{plan, t};
-    let project = uuid::Uuid::new_v4().to_string();
-    let service = CampaignService::new(Arc::clone(&store), Arc::new(SystemClock));
+    let (project, service) = super::campaign_service(&store);
     let code = service
         .create_campaign(
             &project,

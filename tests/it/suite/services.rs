@@ -12,7 +12,7 @@ use serde_json::json;
 /// Runs each behaviour of this module as a test, on `$fixture`'s store.
 macro_rules! services_tests {
     ($fixture:path) => {
-        $crate::suite::services::services_tests!(@each $fixture;
+        $crate::suite::behaviour_tests!(services, $fixture;
             nul_text_is_refused_by_every_store,
             decimals_are_exact_through_every_store,
             quota_keys_never_collide_and_shared_keys_show,
@@ -21,17 +21,6 @@ macro_rules! services_tests {
             quota_view_lists_every_key_that_can_refuse,
             quota_view_lists_keys_rendered_before_escaping,
         );
-    };
-    (@each $fixture:path; $($behaviour:ident),+ $(,)?) => {
-        $(
-            #[tokio::test(flavor = "multi_thread")]
-            async fn $behaviour() {
-                let Some((store, _guard)) = $fixture().await else {
-                    return;
-                };
-                $crate::suite::services::$behaviour(store).await;
-            }
-        )+
     };
 }
 
@@ -53,8 +42,7 @@ fn assert_invalid_text(result: Result<impl std::fmt::Debug, accord::Error>, what
 /// PostgreSQL cannot store NUL; the services refuse it before any store
 /// sees it, so every store answers 422 alike — and nothing is written.
 pub async fn nul_text_is_refused_by_every_store<S: Store>(store: Arc<S>) {
-    let project = uuid::Uuid::new_v4().to_string();
-    let campaigns = CampaignService::new(Arc::clone(&store), Arc::new(SystemClock));
+    let (project, campaigns) = super::campaign_service(&store);
     let consent = ConsentService::new(Arc::clone(&store), Arc::new(SystemClock));
 
     let campaign = |name: &str| -> CampaignInput {
@@ -191,8 +179,7 @@ pub async fn decimals_are_exact_through_every_store<S: Store>(store: Arc<S>) {
     use rust_decimal::Decimal;
     let thousand = Decimal::from(1000);
     for d in sample_decimals() {
-        let project = uuid::Uuid::new_v4().to_string();
-        let campaigns = CampaignService::new(Arc::clone(&store), Arc::new(SystemClock));
+        let (project, campaigns) = super::campaign_service(&store);
         let c = campaigns
             .create_campaign(&project, exact_campaign(), "admin")
             .await
@@ -286,8 +273,7 @@ fn keyed_campaign(code: &str, keys: &[(&str, u32)]) -> CampaignInput {
 /// `P-X`,`u1` and `P`,`X-u1`), and a campaign's quota view shows a shared
 /// key that only another campaign filled.
 pub async fn quota_keys_never_collide_and_shared_keys_show<S: Store>(store: Arc<S>) {
-    let project = uuid::Uuid::new_v4().to_string();
-    let campaigns = CampaignService::new(Arc::clone(&store), Arc::new(SystemClock));
+    let (project, campaigns) = super::campaign_service(&store);
     campaigns
         .create_campaign(
             &project,
@@ -508,8 +494,7 @@ pub async fn campaign_limits_hold_at_the_boundary<S: Store>(store: Arc<S>) {
 /// An idempotency key replays the redemption of the same request (same
 /// body, the key aside) and refuses another request, on every store.
 pub async fn idempotency_replays_the_request_and_refuses_another<S: Store>(store: Arc<S>) {
-    let project = uuid::Uuid::new_v4().to_string();
-    let campaigns = CampaignService::new(Arc::clone(&store), Arc::new(SystemClock));
+    let (project, campaigns) = super::campaign_service(&store);
     let c = campaigns
         .create_campaign(
             &project,

@@ -158,9 +158,10 @@ pub fn pg_url() -> Option<String> {
 }
 
 /// A new schema for one test (`accord_rel_<unix time>_<pid>_<tag>`, after
-/// dropping stale ones); returns `url` with that schema as search path
-/// (libpq-style `options`), for `PostgresStore::connect` and the server.
-pub async fn fresh_schema(url: &str, tag: &str) -> String {
-    let name = pg_support::create_schema(url, "rel", tag).await;
-    pg_support::with_schema(url, &name)
+/// dropping stale ones): `url` with that schema as search path (libpq-style
+/// `options`), for `PostgresStore::connect` and the server, and the guard
+/// that drops the schema (keep it until the test's servers are gone).
+pub async fn fresh_schema(url: &str, tag: &str) -> (String, pg_support::Schema) {
+    let schema = pg_support::create_schema(url, "rel", tag).await;
+    (pg_support::with_schema(url, &schema), schema)
 }

@@ -120,6 +120,33 @@ impl Server {
         self.url(&format!("/campaign/api/projects/{P}{rest}"))
     }
 
+    /// `/bff/api/consent/projects/shop{rest}`.
+    pub fn bff(&self, rest: &str) -> String {
+        self.url(&format!("/bff/api/consent/projects/{P}{rest}"))
+    }
+
+    /// `/cms/api/projects/shop/c/{rest}`.
+    pub fn cms(&self, rest: &str) -> String {
+        self.url(&format!("/cms/api/projects/{P}/c/{rest}"))
+    }
+
+    /// POST `body` to `url` with the admin token: status and body.
+    pub async fn post_json(&self, url: &str, body: Value) -> (u16, Value) {
+        parts(
+            self.req(Method::POST, url)
+                .json(&body)
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await
+    }
+
+    /// GET `url` with the admin token: status and body.
+    pub async fn get_json(&self, url: &str) -> (u16, Value) {
+        parts(self.req(Method::GET, url).send().await.unwrap()).await
+    }
+
     /// A request with the admin token.
     pub fn req(&self, method: Method, url: &str) -> RequestBuilder {
         self.client.request(method, url).bearer_auth(&self.admin)
@@ -173,4 +200,90 @@ pub async fn problem(res: Response, status: u16, code: &str) -> Value {
     assert!(body["title"].is_string() && body["detail"].is_string());
     assert!(body["errors"].is_array());
     body
+}
+
+/// The router over any store, in a project of its own, with a manual
+/// clock and a token of every scope for that project.
+pub struct Served<S> {
+    pub base: String,
+    pub client: reqwest::Client,
+    pub token: String,
+    pub project: String,
+    pub api: Api<S>,
+    pub clock: Arc<ManualClock>,
+}
+
+/// Serves the router over `store` (HS256 auth, the clock at `at`) in a new
+/// project.
+pub async fn serve_store<S: HttpStore>(store: Arc<S>, at: DateTime<Utc>) -> Served<S> {
+    let clock = Arc::new(ManualClock::new(at));
+    let api = Api::new(store, clock.clone(), Auth::hs256(SECRET).unwrap());
+    let project = format!("p-{}", uuid::Uuid::new_v4());
+    serve_api_in(api, clock, &project).await
+}
+
+/// Serves `api` (built over `clock`) for `project`.
+pub async fn serve_api_in<S: HttpStore>(
+    api: Api<S>,
+    clock: Arc<ManualClock>,
+    project: &str,
+) -> Served<S> {
+    let (base, client) = listen(api.clone()).await;
+    Served {
+        base,
+        client,
+        token: token(scope::ALL, &[project]),
+        project: project.to_owned(),
+        api,
+        clock,
+    }
+}
+
+impl<S> Served<S> {
+    /// `path` on this server.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// `/cms/api/projects/<project>/c/{rest}`.
+    pub fn cms(&self, rest: &str) -> String {
+        self.url(&format!("/cms/api/projects/{}/c/{rest}", self.project))
+    }
+
+    /// `/bff/api/consent/projects/<project>{rest}`.
+    pub fn bff(&self, rest: &str) -> String {
+        self.url(&format!("/bff/api/consent/projects/{}{rest}", self.project))
+    }
+
+    /// `/consent/api/projects/<project>{rest}`.
+    pub fn consent(&self, rest: &str) -> String {
+        self.url(&format!("/consent/api/projects/{}{rest}", self.project))
+    }
+
+    /// GET `url` with the token: status and body.
+    pub async fn fetch(&self, url: &str) -> (u16, Value) {
+        parts(
+            self.client
+                .get(url)
+                .bearer_auth(&self.token)
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await
+    }
+
+    /// `method` `url` with the token and a JSON body: status and body.
+    pub async fn send(&self, method: Method, url: &str, body: Value) -> (u16, Value) {
+        parts(
+            self.client
+                .request(method, url)
+                .bearer_auth(&self.token)
+                .json(&body)
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await
+    }
 }

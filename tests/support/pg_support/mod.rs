@@ -1,6 +1,8 @@
 //! PostgreSQL for the integration tests: the server's URL (or a printed
 //! reason to skip), and a schema of one's own so that tests run in
-//! parallel without seeing each other's rows.
+//! parallel without seeing each other's rows, dropped when its [`Schema`]
+//! guard is (a test that panics drops it too; one killed leaves it to the
+//! next run, which drops schemas older than an hour).
 #![allow(dead_code)] // each test binary uses part of it
 
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -33,10 +35,70 @@ pub fn database_url(what: &str) -> Option<String> {
     }
 }
 
+/// A schema of one's own: its name (`Deref` to `str`), dropped with
+/// everything in it when the guard is dropped.
+#[derive(Debug)]
+pub struct Schema {
+    url: String,
+    name: String,
+}
+
+impl Schema {
+    /// The schema's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl std::ops::Deref for Schema {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.name
+    }
+}
+
+impl std::fmt::Display for Schema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name)
+    }
+}
+
+impl Drop for Schema {
+    fn drop(&mut self) {
+        drop_schema(&self.url, &self.name);
+    }
+}
+
+/// Drops `schema` on a fresh connection, from a thread with a runtime of
+/// its own (a guard may be dropped inside a runtime, which cannot block).
+/// A failure is printed, not raised: the next run drops stale schemas.
+pub fn drop_schema(url: &str, schema: &str) {
+    let (url, name) = (url.to_owned(), schema.to_owned());
+    let done = std::thread::spawn(move || {
+        let schema = name;
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let mut conn = sqlx::PgConnection::connect(&url).await?;
+            sqlx::query(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE"))
+                .execute(&mut conn)
+                .await?;
+            conn.close().await
+        })
+    })
+    .join();
+    if !matches!(done, Ok(Ok(()))) {
+        eprintln!("could not drop schema {schema}: {done:?}");
+    }
+}
+
 /// Creates the schema `accord_<kind>_<unix time>_<pid>[_<tag>]`, after
 /// dropping the schemas of the same kind left by runs more than an hour
-/// old; returns its name.
-pub async fn create_schema(url: &str, kind: &str, tag: &str) -> String {
+/// old; the guard drops it.
+pub async fn create_schema(url: &str, kind: &str, tag: &str) -> Schema {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
@@ -69,11 +131,109 @@ pub async fn create_schema(url: &str, kind: &str, tag: &str) -> String {
         .execute(&mut conn)
         .await
         .unwrap();
-    name
+    Schema {
+        url: url.to_owned(),
+        name,
+    }
 }
 
 /// `url` with `schema` as the search path of every connection.
 pub fn with_schema(url: &str, schema: &str) -> String {
     let sep = if url.contains('?') { '&' } else { '?' };
     format!("{url}{sep}options=-c%20search_path%3D{schema}")
+}
+
+/// A schema many tests of a process share (one migration for them all):
+/// created by the first that asks, dropped when the last one using it
+/// ends. A later test creates the next one (`_<n>` after its name).
+pub struct Shared {
+    kind: &'static str,
+    state: std::sync::Mutex<SharedState>,
+    creating: tokio::sync::Mutex<()>,
+}
+
+struct SharedState {
+    schema: Option<Schema>,
+    users: usize,
+    made: usize,
+}
+
+/// One test's use of a [`Shared`] schema: its name (`Deref` to `str`).
+pub struct SharedUse {
+    shared: &'static Shared,
+    name: String,
+}
+
+impl Shared {
+    /// A shared schema of `kind` (`accord_<kind>_…`).
+    pub const fn new(kind: &'static str) -> Self {
+        Shared {
+            kind,
+            state: std::sync::Mutex::new(SharedState {
+                schema: None,
+                users: 0,
+                made: 0,
+            }),
+            creating: tokio::sync::Mutex::const_new(()),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, SharedState> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The schema, created if no test uses one now.
+    pub async fn get(&'static self, url: &str) -> SharedUse {
+        loop {
+            {
+                let mut state = self.state();
+                if let Some(schema) = &state.schema {
+                    let name = schema.name().to_owned();
+                    state.users += 1;
+                    return SharedUse { shared: self, name };
+                }
+            }
+            let _one = self.creating.lock().await;
+            if self.state().schema.is_some() {
+                continue;
+            }
+            let made = self.state().made + 1;
+            let schema = create_schema(url, self.kind, &made.to_string()).await;
+            let mut state = self.state();
+            state.made = made;
+            state.schema = Some(schema);
+        }
+    }
+}
+
+impl std::ops::Deref for SharedUse {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.name
+    }
+}
+
+impl std::fmt::Display for SharedUse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name)
+    }
+}
+
+impl Drop for SharedUse {
+    fn drop(&mut self) {
+        let last = {
+            let mut state = self.shared.state();
+            state.users -= 1;
+            if state.users == 0 {
+                state.schema.take()
+            } else {
+                None
+            }
+        };
+        // Dropped outside the lock: the drop waits for the database.
+        drop(last);
+    }
 }

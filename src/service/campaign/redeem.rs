@@ -1,0 +1,260 @@
+//! Redeem, cancel and the redemptions: a request parsed once, two store
+//! calls (its campaigns, then one transaction).
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use super::snapshots::Snapshot;
+use super::{campaign_not_found, combine, usage, CampaignService};
+use crate::core::campaign::{Campaign, RedeemRequest, Redemption, TxStatus};
+use crate::core::engine::{CompiledCampaign, Engine, ParsedRedeem, PlannedRedemption};
+use crate::core::error::ErrorCode;
+use crate::core::limits::MAX_REF_CODE_LEN;
+use crate::store::{
+    check_page_size, CampaignStore, Page, RedeemOutcome, RedemptionPlan, RedemptionQuery,
+    RedemptionStore,
+};
+use crate::{Error, Result};
+
+/// The result of a redeem.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RedeemResult {
+    /// The recorded redemption (the stored one, on replay).
+    pub redemption: Redemption,
+    /// Whether this was a replay of an idempotency key: nothing was charged.
+    pub replayed: bool,
+}
+
+impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
+    /// Redeems a campaign: re-evaluates it against the request, then charges
+    /// every quota and records the redemption in one atomic store call.
+    pub async fn redeem(&self, project: &str, request: &RedeemRequest) -> Result<RedeemResult> {
+        crate::core::limits::check_project_id(project)?;
+        self.redeem_once(project, &ParsedRedeem::parse(request)?)
+            .await
+    }
+    /// [`redeem`](Self::redeem) of a request parsed already (the HTTP
+    /// adapter parses at its edge).
+    ///
+    /// Two store calls: the campaign and those of `withCampaigns` in one
+    /// read, then the redemption in one transaction, which also finds a
+    /// replay of the idempotency key. Only when the redeem fails before its
+    /// transaction (the campaign has ended or changed since, say) is the key
+    /// looked up: a replay returns what was recorded whatever happened
+    /// since.
+    pub async fn redeem_parsed(
+        &self,
+        project: &str,
+        request: &ParsedRedeem<'_>,
+    ) -> Result<RedeemResult> {
+        crate::core::limits::check_project_id(project)?;
+        self.redeem_once(project, request).await
+    }
+
+    async fn redeem_once(&self, project: &str, request: &ParsedRedeem<'_>) -> Result<RedeemResult> {
+        let fingerprint = request.idempotency_key().map(|_| request.fingerprint());
+        let planned = self
+            .plan_redeem(project, request, fingerprint.as_deref())
+            .await;
+        let plan = match (planned, request.idempotency_key()) {
+            (Ok(plan), _) => plan,
+            (Err(e), Some(key)) => {
+                return match self.store.redemption_by_key(project, key).await {
+                    Ok(Some(stored)) => replay(stored, *request, fingerprint.as_deref()),
+                    _ => Err(e),
+                }
+            }
+            (Err(e), None) => return Err(e),
+        };
+        let outcome = self.store.redeem(&plan).await;
+        // Whatever the outcome (an error may come after the commit), what
+        // search kept of these keys may be out of date now.
+        self.usage
+            .forget(project, plan.redemption.quotas.iter().map(usage::cache_key));
+        match outcome? {
+            RedeemOutcome::Recorded(r) => Ok(RedeemResult {
+                redemption: r,
+                replayed: false,
+            }),
+            RedeemOutcome::Replayed(r) => replay(r, *request, fingerprint.as_deref()),
+            RedeemOutcome::QuotaExceeded { key, used, limit } => Err(Error::new(
+                ErrorCode::QuotaExceeded,
+                format!("quota {key:?} is exhausted: {used} of {limit} used"),
+            )),
+        }
+    }
+    /// Reads the campaign (and those it is applied with) in one store call,
+    /// checks the combination and plans the redemption: everything of a
+    /// redeem before its transaction.
+    pub(super) async fn plan_redeem(
+        &self,
+        project: &str,
+        request: &ParsedRedeem<'_>,
+        fingerprint: Option<&str>,
+    ) -> Result<RedemptionPlan> {
+        let (campaign, plan, now) = self.evaluate(project, request).await?;
+        let r = request.request();
+        Ok(RedemptionPlan {
+            redemption: Redemption {
+                id: Uuid::new_v4(),
+                project_id: project.to_owned(),
+                campaign_id: campaign.id,
+                campaign_code: campaign.ref_code,
+                campaign_version: campaign.version,
+                status: TxStatus::Complete,
+                user_id: r.attribute.get("userId").and_then(engine_scalar_text),
+                channel: r.channel.clone(),
+                idempotency_key: r.idempotency_key.clone(),
+                request_fingerprint: fingerprint.map(str::to_owned),
+                action_txs: plan.action_txs,
+                quotas: plan.charges,
+                created_date: now,
+                cancelled_date: None,
+            },
+        })
+    }
+
+    /// Reads the campaign and those it is applied with (one store call),
+    /// checks the combination and plans what a redemption of `request`
+    /// records now: the campaign, the plan and the instant. What redeem and
+    /// a hold share.
+    pub(super) async fn evaluate(
+        &self,
+        project: &str,
+        request: &ParsedRedeem<'_>,
+    ) -> Result<(Campaign, PlannedRedemption, DateTime<Utc>)> {
+        let code = request.campaign_code();
+        let mut codes = Vec::with_capacity(1 + request.with_campaigns().len());
+        codes.push(code);
+        codes.extend(
+            request
+                .with_campaigns()
+                .iter()
+                .map(String::as_str)
+                // Longer than any refCode: unknown, no need to ask.
+                .filter(|c| c.len() <= MAX_REF_CODE_LEN),
+        );
+        let mut found = self.store.campaigns_by_code(project, &codes).await?;
+        let at = found
+            .iter()
+            .position(|c| c.ref_code == code)
+            .ok_or_else(|| campaign_not_found(format_args!("with refCode {code:?}")))?;
+        let engine = self.engine_for(project, &found[at])?;
+        combine::check_combination(&found[at], request.with_campaigns(), &found)?;
+        let now = self.clock.now();
+        let plan = engine.engine.plan_parsed(code, request, now)?;
+        Ok((found.swap_remove(at), plan, now))
+    }
+
+    /// An engine holding the stored campaign: the project's snapshot as this
+    /// service keeps it when it holds this very version (no store call),
+    /// else one compiled now for this campaign only (redeem always
+    /// evaluates the campaign as it is stored).
+    fn engine_for(&self, project: &str, campaign: &Campaign) -> Result<Arc<Snapshot>> {
+        if let Some(snapshot) = self.snapshots.peek(project) {
+            if let Some(cc) = snapshot.engine.by_code(&campaign.ref_code) {
+                if cc.campaign.id == campaign.id && cc.campaign.version == campaign.version {
+                    return Ok(snapshot);
+                }
+            }
+        }
+        let compiled = CompiledCampaign::compile(campaign).map_err(|fields| {
+            Error::internal(format!(
+                "stored campaign {} does not compile: {fields:?}",
+                campaign.id
+            ))
+        })?;
+        Ok(Arc::new(Snapshot {
+            version: -1,
+            engine: Engine::new([Arc::new(compiled.in_zone(self.zones.of(project)))]),
+        }))
+    }
+    /// Cancels a redemption: its transactions become `CANCELLED` and its
+    /// quota charges are given back. Cancelling twice changes nothing.
+    pub async fn cancel_redemption(&self, project: &str, id: Uuid) -> Result<Redemption> {
+        let cancelled = self
+            .store
+            .cancel_redemption(project, id, self.clock.now())
+            .await;
+        match &cancelled {
+            Ok(Some(r)) => self
+                .usage
+                .forget(project, r.quotas.iter().map(usage::cache_key)),
+            Ok(None) => {}
+            // The keys are unknown, and the error may come after the commit.
+            Err(_) => self.usage.forget_project(project),
+        }
+        cancelled?.ok_or_else(|| {
+            Error::new(
+                ErrorCode::RedemptionNotFound,
+                format!("no redemption {id} in this project"),
+            )
+        })
+    }
+    /// One redemption.
+    pub async fn redemption(&self, project: &str, id: Uuid) -> Result<Redemption> {
+        self.store.redemption(project, id).await?.ok_or_else(|| {
+            Error::new(
+                ErrorCode::RedemptionNotFound,
+                format!("no redemption {id} in this project"),
+            )
+        })
+    }
+    /// A page of redemptions, newest first.
+    pub async fn list_redemptions(
+        &self,
+        project: &str,
+        query: &RedemptionQuery,
+    ) -> Result<Page<Redemption>> {
+        check_page_size(query.size)?;
+        self.store.list_redemptions(project, query).await
+    }
+}
+
+fn engine_scalar_text(v: &serde_json::Value) -> Option<String> {
+    match v {
+        serde_json::Value::String(s) => Some(s.clone()),
+        serde_json::Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// The stored redemption of an idempotency key, if it was recorded for the
+/// same request (the same fingerprint; for a redemption recorded without
+/// one, the same campaign); a key reused for another request is a client
+/// bug: 422 `idempotency_key_reused`.
+fn replay(
+    stored: Redemption,
+    request: ParsedRedeem<'_>,
+    fingerprint: Option<&str>,
+) -> Result<RedeemResult> {
+    let same = match &stored.request_fingerprint {
+        Some(f) => Some(f.as_str()) == fingerprint,
+        None => stored.campaign_code == request.campaign_code(),
+    };
+    if !same {
+        return Err(Error::new(
+            ErrorCode::IdempotencyKeyReused,
+            "this idempotency key was used for another request; use a new key for another redemption",
+        ).with_fields(vec![crate::FieldError::new(
+            "idempotencyKey",
+            ErrorCode::IdempotencyKeyReused,
+            "this idempotency key was used for another request",
+        )]));
+    }
+    if stored.campaign_code != request.campaign_code() {
+        return Err(Error::new(
+            ErrorCode::IdempotencyKeyReused,
+            format!(
+                "this idempotency key was used for campaign {:?}; use a new key for another redemption",
+                stored.campaign_code
+            ),
+        ));
+    }
+    Ok(RedeemResult {
+        redemption: stored,
+        replayed: true,
+    })
+}
