@@ -158,8 +158,9 @@ pub mod campaign {
     //! decisions they implement.
     pub use crate::core::campaign::*;
     pub use crate::service::campaign::{
-        CampaignService, Imported, Preview, PreviewHit, PreviewQuota, QuotaUsagePage,
+        CampaignService, CodeInfo, Imported, Preview, PreviewHit, PreviewQuota, QuotaUsagePage,
         QuotaUsageQuery, RedeemResult, SearchOptions, DEFAULT_QUOTA_PAGE_SIZE, DEFAULT_REFRESH,
+        MAX_HTTP_GENERATE,
     };
 }
 

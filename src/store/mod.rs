@@ -28,10 +28,13 @@
 //! [`ErrorKind::Internal`](crate::ErrorKind::Internal).
 
 mod campaign;
+mod codes;
 mod consent;
 mod ping;
 
 pub use ping::Ping;
+
+pub use codes::{CodeBatch, CodeSource, CodeStore, Progress, CODE_INSERT_BATCH};
 
 pub use consent::{ConsentLedger, ConsentStore, ContentStore, LedgerStore, StoredEntry};
 
@@ -40,7 +43,7 @@ pub use crate::core::page::{
 };
 pub use campaign::prefix_end;
 pub use campaign::{
-    CampaignQuery, CampaignSort, CampaignStore, Period, RedeemOutcome, RedemptionPlan,
+    CampaignQuery, CampaignSort, CampaignStore, CodeRefusal, Period, RedeemOutcome, RedemptionPlan,
     RedemptionQuery, RedemptionStore,
 };
 
@@ -54,6 +57,6 @@ mod sql;
 pub mod sqlite;
 
 /// Every storage role: what one backend provides to both services.
-pub trait Store: CampaignStore + RedemptionStore + ConsentStore + 'static {}
+pub trait Store: CampaignStore + RedemptionStore + CodeStore + ConsentStore + 'static {}
 
-impl<T: CampaignStore + RedemptionStore + ConsentStore + 'static> Store for T {}
+impl<T: CampaignStore + RedemptionStore + CodeStore + ConsentStore + 'static> Store for T {}

@@ -201,7 +201,8 @@ async fn required_fields_say_what_the_server_refuses_and_always_writes() {
             assert!(r.contains(*f), "{name} does not require {f}: {r:?}");
         }
     };
-    has("RedeemRequest", &["campaignCode"]);
+    // A redeem names its campaign by `campaignCode` or by a pool's `code`.
+    assert!(schemas["RedeemRequest"]["required"].is_null());
     has("PurposeRequest", &["app", "dataSubject", "purposeCode"]);
     has(
         "AcceptConsentRequest",

@@ -27,6 +27,7 @@ async fn fixture() -> Option<(Arc<SqliteStore>, suite::Guard)> {
 suite::campaign_store::campaign_store_tests!(fixture);
 suite::services::services_tests!(fixture);
 suite::promotions::promotions_tests!(fixture);
+suite::code_pools::code_pool_tests!(fixture);
 
 mod consent {
     crate::suite::consent::consent_suite!(super::fixture);

@@ -7,7 +7,7 @@ mod snapshots;
 mod usage;
 
 pub use service::{
-    CampaignService, Imported, Preview, PreviewHit, PreviewQuota, QuotaUsagePage, QuotaUsageQuery,
-    RedeemResult, SearchOptions, DEFAULT_QUOTA_PAGE_SIZE,
+    CampaignService, CodeInfo, Imported, Preview, PreviewHit, PreviewQuota, QuotaUsagePage,
+    QuotaUsageQuery, RedeemResult, SearchOptions, DEFAULT_QUOTA_PAGE_SIZE, MAX_HTTP_GENERATE,
 };
 pub use snapshots::DEFAULT_REFRESH;

@@ -25,6 +25,8 @@ use crate::store::{
 };
 use crate::{Error, Result};
 
+#[path = "codes.rs"]
+mod codes;
 #[path = "combine.rs"]
 mod combine;
 #[path = "preview.rs"]
@@ -33,6 +35,7 @@ mod preview;
 mod quota_view;
 #[path = "transfer.rs"]
 mod transfer;
+pub use codes::{CodeInfo, MAX_HTTP_GENERATE};
 pub use preview::{Preview, PreviewHit, PreviewQuota};
 pub use quota_view::{QuotaUsagePage, QuotaUsageQuery, DEFAULT_QUOTA_PAGE_SIZE};
 pub use transfer::Imported;
@@ -368,11 +371,12 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
         crate::core::limits::check_project_id(project)?;
         // Everything of the request may end up stored: refuse NUL first.
         crate::core::wire::reject_nul(request)?;
-        if request.campaign_code.trim().is_empty() {
+        let code = codes::redeem_code(request)?;
+        if request.campaign_code.trim().is_empty() && code.is_none() {
             return Err(Error::validation(vec![crate::FieldError::new(
                 "campaignCode",
                 ErrorCode::Required,
-                "campaignCode is required",
+                "campaignCode is required (or a code of a campaign's code pool)",
             )]));
         }
         if let Some(key) = &request.idempotency_key {
@@ -390,13 +394,18 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
             }
         }
         engine::check_limits(&request.as_search())?;
-        let campaign = self
-            .store
-            .campaign_by_code(project, &request.campaign_code)
-            .await?
-            .ok_or_else(|| {
-                campaign_not_found(format_args!("with refCode {:?}", request.campaign_code))
-            })?;
+        let campaign = match &code {
+            Some(code) if request.campaign_code.trim().is_empty() => {
+                self.campaign_of_code(project, code).await?
+            }
+            _ => self
+                .store
+                .campaign_by_code(project, &request.campaign_code)
+                .await?
+                .ok_or_else(|| {
+                    campaign_not_found(format_args!("with refCode {:?}", request.campaign_code))
+                })?,
+        };
         let engine = self.engine_for(project, &campaign).await?;
         self.check_combination(project, &campaign, &request.with_campaigns)
             .await?;
@@ -420,6 +429,7 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
                 .map(|_| request_fingerprint(request)),
             action_txs: plan.action_txs,
             quotas: plan.charges,
+            code: code.clone(),
             created_date: now,
             cancelled_date: None,
         };
@@ -441,6 +451,7 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
                 ErrorCode::QuotaExceeded,
                 format!("quota {key:?} is exhausted: {used} of {limit} used"),
             )),
+            RedeemOutcome::CodeRefused(why) => Err(codes::refused(&why)),
         }
     }
 
@@ -550,7 +561,9 @@ fn replay(stored: Redemption, request: &RedeemRequest) -> Result<RedeemResult> {
             "this idempotency key was used for another request",
         )]));
     }
-    if stored.campaign_code != request.campaign_code {
+    // A redeem by code alone names its campaign through the code, which the
+    // fingerprint covers.
+    if !request.campaign_code.is_empty() && stored.campaign_code != request.campaign_code {
         return Err(Error::new(
             ErrorCode::IdempotencyKeyReused,
             format!(

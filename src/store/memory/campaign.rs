@@ -8,6 +8,7 @@ use rust_decimal::Decimal;
 use uuid::Uuid;
 
 use super::{lock, MemoryStore};
+use crate::core::campaign::codes::PromoCode;
 use crate::core::campaign::{Campaign, QuotaUsage, Redemption, TxStatus};
 use crate::store::campaign::too_many_campaigns;
 use crate::store::{
@@ -30,6 +31,8 @@ pub(super) struct State {
     by_key: HashMap<(String, String), usize>,
     /// Quota usage by (project, key).
     usage: BTreeMap<(String, String), Decimal>,
+    /// Code pools.
+    pub(super) codes: super::codes::Pools,
 }
 
 impl State {
@@ -248,6 +251,12 @@ impl RedemptionStore for MemoryStore {
                 return Ok(RedeemOutcome::Replayed(s.redemptions[i].clone()));
             }
         }
+        if let Some(refusal) = s
+            .codes
+            .check(&r.project_id, r.campaign_id, r.code.as_deref())
+        {
+            return Ok(RedeemOutcome::CodeRefused(refusal));
+        }
         // Check every charge before applying any: all or nothing.
         for charge in &r.quotas {
             let used = s
@@ -266,6 +275,9 @@ impl RedemptionStore for MemoryStore {
                     limit: charge.limit,
                 });
             }
+        }
+        if let Some(code) = &r.code {
+            s.codes.use_code(&r.project_id, code, 1);
         }
         for charge in &r.quotas {
             *s.usage
@@ -294,6 +306,9 @@ impl RedemptionStore for MemoryStore {
         if s.redemptions[i].status == TxStatus::Cancelled {
             return Ok(Some(s.redemptions[i].clone()));
         }
+        if let Some(code) = s.redemptions[i].code.clone() {
+            s.codes.use_code(project, &code, -1);
+        }
         let charges = s.redemptions[i].quotas.clone();
         for charge in charges {
             if let Some(used) = s.usage.get_mut(&(project.to_owned(), charge.key)) {
@@ -307,6 +322,13 @@ impl RedemptionStore for MemoryStore {
             tx.status = TxStatus::Cancelled;
         }
         Ok(Some(r.clone()))
+    }
+
+    async fn code(&self, project: &str, normalized: &str) -> Result<Option<PromoCode>> {
+        Ok(lock(&self.campaigns)
+            .codes
+            .get(project, normalized)
+            .cloned())
     }
 
     async fn redemption_by_key(

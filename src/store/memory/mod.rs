@@ -3,6 +3,7 @@
 //! each is atomic.
 
 mod campaign;
+mod codes;
 mod consent;
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
