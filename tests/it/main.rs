@@ -29,6 +29,7 @@ mod examples;
 mod fuzz_regressions;
 mod http_auth;
 mod http_campaign;
+mod http_codes;
 mod http_consent;
 mod http_content_versions;
 mod http_errors;
