@@ -102,6 +102,7 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
             model: Some("example".into()),
             device_fingerprint_id: Some("fp-example".into()),
             note: None,
+            ..Default::default()
         },
         "u1",
     ))?;

@@ -118,6 +118,7 @@ pub fn run(path: &str) -> Result<Summary, Box<dyn std::error::Error>> {
             model: Some("example".into()),
             device_fingerprint_id: Some("fp-example".into()),
             note: None,
+            ..Default::default()
         },
         "u1",
     ))?;

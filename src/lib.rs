@@ -100,7 +100,7 @@
 //!     consent_id: Some(marketing.id.clone()), purposes: Some(vec!["email".into()]),
 //!     user_agent: Some("Mozilla/5.0".into()), country: Some("TH".into()),
 //!     local_ip: Some("10.0.0.1".into()), os_version: Some("17".into()),
-//!     model: Some("iPhone".into()), device_fingerprint_id: Some("fp-1".into()), note: None,
+//!     model: Some("iPhone".into()), device_fingerprint_id: Some("fp-1".into()), note: None, ..Default::default()
 //! }, "user-1"))?;
 //! assert_eq!(accepted.status.as_str(), "ACCEPTED");
 //! assert!(block(consent.to_accept("shop", "web", "user-1"))?.is_empty());
@@ -118,6 +118,7 @@
 //! | `sqlite` (default) | a store on a SQLite file (the server's embedded default) |
 //! | `postgres` (default) | a store on PostgreSQL, for many server instances sharing one database |
 //! | `http` (default) | `accord::http`: an axum router exposing the wire API, with JWT auth and OpenAPI |
+//! | `jwks-url` (default, with `cli`) | `accord::http::auth::jwks::JwksUrl`: token keys fetched from an identity provider's JWKS URL and kept current (an HTTPS client: rustls on ring) |
 //! | `admin` (default) | `accord::admin`: the admin console, a server-rendered web interface at `/admin/` |
 //! | `cli` (default) | the `accord` command (`serve`, `migrate`, `token`) and `accord::cli` |
 //! | `testkit` | test support for `fuzz/` and the fuzz regressions (hidden `accord::fuzzing`); not for production |

@@ -86,6 +86,9 @@ pub const MAX_CONTENT_ID_LEN: usize = 128;
 pub const MAX_PURPOSE_CODE_LEN: usize = 128;
 /// Longest `note` of an acceptance, in bytes.
 pub const MAX_NOTE_LEN: usize = 4096;
+/// Longest language tag of an acceptance (`language`), in bytes (RFC 5646
+/// asks implementations to accept at least 35).
+pub const MAX_LANGUAGE_TAG_LEN: usize = 35;
 /// Longest device or context field of an acceptance (`userAgent`,
 /// `country`, `localIp`, `osVersion`, `model`, `deviceFingerprintId`,
 /// `device`), in bytes.

@@ -38,8 +38,11 @@
 
 use std::future::Future;
 
+use chrono::{DateTime, Utc};
+
 use super::Page;
 use crate::core::consent::erasure::ErasureCounts;
+use crate::core::consent::evidence::{HistoryQuery, SubjectEvent};
 use crate::core::consent::ledger::LedgerHead;
 use crate::core::consent::{ContentQuery, ContentRecord, ContentType, ContentWrite, PurposeEvent};
 use crate::Result;
@@ -192,7 +195,30 @@ pub trait LedgerStore: Send + Sync {
     ) -> impl Future<Output = Result<ErasureCounts>> + Send;
 }
 
-/// Everything the consent service needs from storage.
-pub trait ConsentStore: ContentStore + ConsentLedger + LedgerStore {}
+/// A data subject's history, paged in the store.
+///
+/// Every store keeps the events of
+/// [`subject_events`](crate::core::consent::evidence::subject_events) so
+/// that a page is one bounded read: the SQL stores keep one row per event
+/// ([`crate::core::consent::history`]), written in the same transaction as
+/// the records they come from (an acceptance version, a purpose event, a new
+/// revision of a consent or notice, an erasure); the memory store, the
+/// reference, derives them on each read.
+pub trait HistoryStore: Send + Sync {
+    /// The page of the subject's history `query` asks for, as
+    /// `subject_events(…, now)` then
+    /// [`HistoryQuery::page_of`](crate::core::consent::evidence::HistoryQuery::page_of)
+    /// give it; `total` counts every matching event.
+    fn subject_history(
+        &self,
+        project: &str,
+        subject: &str,
+        query: &HistoryQuery,
+        now: DateTime<Utc>,
+    ) -> impl Future<Output = Result<Page<SubjectEvent>>> + Send;
+}
 
-impl<T: ContentStore + ConsentLedger + LedgerStore> ConsentStore for T {}
+/// Everything the consent service needs from storage.
+pub trait ConsentStore: ContentStore + ConsentLedger + LedgerStore + HistoryStore {}
+
+impl<T: ContentStore + ConsentLedger + LedgerStore + HistoryStore> ConsentStore for T {}

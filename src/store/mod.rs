@@ -36,7 +36,9 @@ pub use ping::Ping;
 
 pub use codes::{CodeBatch, CodeSource, CodeStore, Progress, CODE_INSERT_BATCH};
 
-pub use consent::{ConsentLedger, ConsentStore, ContentStore, LedgerStore, StoredEntry};
+pub use consent::{
+    ConsentLedger, ConsentStore, ContentStore, HistoryStore, LedgerStore, StoredEntry,
+};
 
 pub use crate::core::page::{
     check_page_size, Page, SortDirection, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE,

@@ -28,6 +28,7 @@ pub(crate) mod codes;
 pub(crate) mod consent;
 pub(crate) mod content;
 pub(crate) mod dialect;
+pub(crate) mod history;
 pub(crate) mod ledger;
 pub(crate) mod migrate;
 pub(crate) mod query;

@@ -225,6 +225,7 @@ async fn seed(app: &App) {
                 model: Some("phone".into()),
                 device_fingerprint_id: Some("fp".into()),
                 note: None,
+                ..Default::default()
             },
             "u1",
         )

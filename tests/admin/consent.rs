@@ -114,6 +114,7 @@ async fn accept_then_withdraw_sms(app: &App, consent_id: &str) {
             model: Some("phone".into()),
             device_fingerprint_id: Some("fp".into()),
             note: None,
+            ..Default::default()
         },
         "u1",
     )

@@ -476,3 +476,54 @@ async fn serve_verifies_tokens_against_a_jwks_file() {
     assert_eq!(get(started.addr, path, &without).await, 401);
     stop(started, stopper).await;
 }
+
+/// `--jwks-url`: the set is fetched at start from the identity provider's
+/// URL (here a local one) and verifies its keys' tokens; a URL that cannot
+/// be fetched stops the start with the reason.
+#[tokio::test(flavor = "multi_thread")]
+async fn serve_verifies_tokens_against_a_jwks_url() {
+    use jsonwebtoken::{Algorithm, EncodingKey, Header};
+    let app = axum::Router::new().route(
+        "/jwks.json",
+        axum::routing::get(|| async { include_str!("../data/jwt/jwks_before.json") }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/jwks.json", listener.local_addr().unwrap());
+    let idp = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let base = ["--addr", "127.0.0.1:0", "--database-url", "memory:"];
+    let mut flags = base.to_vec();
+    flags.extend(["--jwks-url", &url, "--jwks-refresh", "1m"]);
+    let (started, stopper) = start(serve_args(&flags)).await;
+    assert!(started.generated.is_none());
+    let key = EncodingKey::from_ed_pem(include_bytes!("../data/jwt/ed25519_private.pem")).unwrap();
+    let mut header = Header::new(Algorithm::EdDSA);
+    header.kid = Some("ed-1".to_owned());
+    let claims = serde_json::json!({
+        "sub": "svc", "exp": chrono::Utc::now().timestamp() + 600,
+        "scope": "campaign.admin", "projects": ["shop"],
+    });
+    let token = jsonwebtoken::encode(&header, &claims, &key).unwrap();
+    assert_eq!(
+        get(
+            started.addr,
+            "/campaign/api/projects/shop/campaigns",
+            &token
+        )
+        .await,
+        200
+    );
+    stop(started, stopper).await;
+
+    idp.abort();
+    let _ = idp.await;
+    let err = accord::cli::serve::start(serve_args(&flags), std::future::pending())
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains(&url), "{err}");
+    // Keys come from one place: a URL with another key source is refused.
+    let mut both = flags.clone();
+    both.extend(["--jwt-secret", SECRET]);
+    let mut full = vec!["accord"];
+    full.extend_from_slice(&both);
+    assert!(Cli::try_parse_with_config(full).is_err());
+}

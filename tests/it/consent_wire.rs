@@ -66,7 +66,8 @@ fn consent_acceptance_response() {
     let json = json!({"id": "a-1", "consentApplication": "shop", "acceptanceDate": "2026-01-01T07:00:00+07:00",
         "expiredDate": null, "consentId": "c-1", "dataSubject": "u-1", "userAgent": "ua", "country": "TH",
         "localIp": "ip", "osVersion": "os", "model": "m", "deviceFingerprintId": "fp", "purposes": ["email"],
-        "note": "", "status": "ACCEPTED", "consentRevision": 2, "privacyNoticeId": "pn-1", "privacyNoticeRevision": 5});
+        "note": "", "status": "ACCEPTED", "consentRevision": 2, "privacyNoticeId": "pn-1", "privacyNoticeRevision": 5,
+        "language": "th"});
     let mut expected = json.clone();
     expected["acceptanceDate"] = json!("2026-01-01T00:00:00Z");
     let a: ConsentAcceptance = round_trip(&json, &expected);
@@ -91,7 +92,8 @@ fn consent_acceptance_response() {
             "status",
             "consentRevision",
             "privacyNoticeId",
-            "privacyNoticeRevision"
+            "privacyNoticeRevision",
+            "language"
         ])
     );
 }

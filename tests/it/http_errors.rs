@@ -620,6 +620,21 @@ impl accord::store::LedgerStore for Flaky {
     }
 }
 
+impl accord::store::HistoryStore for Flaky {
+    async fn subject_history(
+        &self,
+        project: &str,
+        subject: &str,
+        query: &accord::consent::evidence::HistoryQuery,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<accord::store::Page<accord::consent::evidence::SubjectEvent>> {
+        self.check()?;
+        self.inner
+            .subject_history(project, subject, query, now)
+            .await
+    }
+}
+
 #[tokio::test]
 async fn store_down_is_503_with_retry_after_and_a_panic_is_a_500_problem() {
     let store = Arc::new(Flaky::default());

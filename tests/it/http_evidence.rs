@@ -83,6 +83,7 @@ impl<S: HttpStore> Wire<S> {
             model: Some("phone-x".into()),
             device_fingerprint_id: Some(format!("fp-{subject}")),
             note: None,
+            ..Default::default()
         };
         self.api
             .consent()
@@ -821,6 +822,7 @@ async fn sqlite_erasure_leaves_no_identifier_in_the_rows() {
         "SELECT project_id || id || data_subject || app || purpose_code || coalesce(consent_id, '') FROM purpose_event",
         "SELECT project_id || record_id || entry || coalesce(salt, '') FROM consent_ledger",
         "SELECT project_id || hash FROM consent_ledger_head",
+        "SELECT project_id || data_subject || record_id || app || event FROM consent_history",
     ] {
         let rows: Vec<String> = sqlx::query_scalar(sql).fetch_all(&mut conn).await.unwrap();
         assert!(!rows.is_empty(), "{sql}");
@@ -853,6 +855,7 @@ async fn postgres_erasure_leaves_no_identifier_in_the_rows() {
         "purpose_event",
         "consent_ledger",
         "consent_ledger_head",
+        "consent_history",
     ] {
         let rows: Vec<String> = sqlx::query_scalar(&format!("SELECT t::text FROM {table} t"))
             .fetch_all(&mut conn)

@@ -85,6 +85,65 @@ async fn consent_history_survives_a_reopen() {
     suite::consent::store::durability_check(&reopened, &written).await;
 }
 
+/// A database from before the history table (its records, no history
+/// rows) gets its history on the next open, equal to what was kept.
+#[tokio::test(flavor = "multi_thread")]
+async fn consent_history_is_filled_for_an_older_database() {
+    use accord::consent::evidence::HistoryQuery;
+    use accord::consent::ConsentService;
+    use chrono::Duration;
+    use sqlx::Connection;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("accord.db");
+    let path = path.to_str().unwrap();
+    let store = Arc::new(SqliteStore::open(path).await.unwrap());
+    let fx = suite::consent::Fx::new(store.clone());
+    let c = fx.consent("shop", &["email", "sms"], Some(1)).await;
+    fx.advance(Duration::hours(1));
+    fx.accept("shop", "u1", &c.id, None).await;
+    fx.svc
+        .accept_purpose(
+            &fx.project,
+            suite::consent::Fx::<SqliteStore>::purpose("shop", "u1", "sms"),
+        )
+        .await
+        .unwrap();
+    fx.advance(Duration::hours(1));
+    let mut data = c.data.clone();
+    data.insert("revision".into(), serde_json::json!(2));
+    fx.replace("svc-consent-v1", &c.id, serde_json::Value::Object(data))
+        .await;
+    fx.advance(Duration::days(2));
+    let q = HistoryQuery {
+        size: 1000,
+        ..HistoryQuery::default()
+    };
+    let kept = fx.svc.subject_history(&fx.project, "u1", &q).await.unwrap();
+    assert_eq!(
+        kept.total, 4,
+        "ACCEPTED, PURPOSE_ACCEPTED, RECONSENT_REQUIRED, EXPIRED"
+    );
+    let (clock, project) = (fx.clock.clone(), fx.project.clone());
+    drop(fx);
+    drop(store);
+    let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{path}"))
+        .await
+        .unwrap();
+    sqlx::query("DELETE FROM consent_history")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    sqlx::query("UPDATE consent_history_state SET built = 0")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    drop(conn);
+    let reopened = Arc::new(SqliteStore::open(path).await.unwrap());
+    let svc = ConsentService::new(reopened, clock);
+    let filled = svc.subject_history(&project, "u1", &q).await.unwrap();
+    assert_eq!(filled, kept);
+}
+
 /// 64 redeems against a quota of 50, split between two worker processes
 /// that each open the same SQLite file: exactly 50 succeed in total.
 #[tokio::test(flavor = "multi_thread")]

@@ -1,5 +1,6 @@
 //! The `accord` command (feature `cli`, on by default): `serve` (the
-//! default), `migrate`, `token`, `export` and `import`.
+//! default), `migrate`, `token`, `export` and `import`, and the offline
+//! verifiers `ledger verify` and `receipt verify`.
 //!
 //! Every flag is also read from an environment variable (`ACCORD_` and the
 //! flag's name in capitals, `--database-url` → `ACCORD_DATABASE_URL`) and
@@ -19,6 +20,7 @@ mod open;
 pub mod serve;
 mod token;
 mod transfer;
+mod verify;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -31,6 +33,7 @@ pub use migrate::{migrate, MigrateArgs};
 pub use serve::{ServeArgs, ServeFlags, Started};
 pub use token::{token, TokenArgs};
 pub use transfer::{ExportArgs, ImportArgs};
+pub use verify::{HeadArgs, LedgerCommand, LedgerVerifyArgs, ReceiptCommand, ReceiptVerifyArgs};
 
 /// Any error of a command.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -72,6 +75,13 @@ pub enum Command {
     /// Read an export into a project: records keep their ids, so importing
     /// again changes nothing.
     Import(ImportArgs),
+    /// The consent ledger, offline: `verify` an exported file.
+    #[command(subcommand)]
+    Ledger(LedgerCommand),
+    /// Consent receipts, offline: `verify` a signed receipt against a JWK
+    /// set and a ledger export.
+    #[command(subcommand)]
+    Receipt(ReceiptCommand),
 }
 
 impl Cli {
@@ -109,6 +119,12 @@ pub fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<ExitCode, BoxError> {
+    // The offline verifiers need no runtime, database or logging.
+    match &cli.command {
+        Some(Command::Ledger(command)) => return Ok(verify::ledger(command)),
+        Some(Command::Receipt(command)) => return Ok(verify::receipt(command)),
+        _ => {}
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -131,6 +147,7 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
             runtime.block_on(transfer::import(&args))
         }
         Some(Command::Serve(args)) => serve::main(&runtime, args),
+        Some(Command::Ledger(_) | Command::Receipt(_)) => Ok(ExitCode::SUCCESS),
         None => serve::main(&runtime, cli.serve),
     }
 }

@@ -106,9 +106,25 @@ pub struct JwtFlags {
     /// a restart.
     #[arg(long, env = "ACCORD_JWKS_FILE", conflicts_with = "jwt_secret")]
     pub jwks_file: Option<PathBuf>,
-    /// How often the JWKS file is re-read (default 60s).
+    /// A JSON Web Key Set URL (an identity provider's `jwks_uri`): fetched
+    /// at start (the server does not start if it cannot), again every
+    /// `--jwks-refresh` and when a token names an unknown `kid` (at most
+    /// every `--jwks-unknown-kid-interval`).
+    #[arg(
+        long,
+        env = "ACCORD_JWKS_URL",
+        conflicts_with_all = ["jwt_secret", "jwt_public_key_file", "jwks_file"]
+    )]
+    pub jwks_url: Option<String>,
+    /// How often the JWKS is read again (default: the file every 60s; the
+    /// URL as its `Cache-Control: max-age` says, between 1m and 1d, else
+    /// every 5m).
     #[arg(long, env = "ACCORD_JWKS_REFRESH", value_parser = parse_duration)]
     pub jwks_refresh: Option<Duration>,
+    /// The least time between two fetches of the JWKS URL caused by tokens
+    /// with an unknown `kid` (default 30s).
+    #[arg(long, env = "ACCORD_JWKS_UNKNOWN_KID_INTERVAL", value_parser = parse_duration)]
+    pub jwks_unknown_kid_interval: Option<Duration>,
     /// Require this `iss` in every token.
     #[arg(long, env = "ACCORD_JWT_ISSUER")]
     pub jwt_issuer: Option<String>,
@@ -418,6 +434,16 @@ async fn auth(args: &ServeArgs, opened: &Opened) -> Result<(Auth, Option<Generat
             every.max(Duration::from_secs(1)),
         );
         return Ok((auth, None));
+    }
+    if let Some(url) = &args.jwt.jwks_url {
+        let mut source = crate::adapter::http::auth::jwks::JwksUrl::new(url);
+        if let Some(every) = args.jwt.jwks_refresh {
+            source = source.refresh_every(every);
+        }
+        if let Some(interval) = args.jwt.jwks_unknown_kid_interval {
+            source = source.unknown_kid_interval(interval);
+        }
+        return Ok((args.jwt.require(source.start().await?), None));
     }
     let fresh = random_secret()?;
     let kept = if args.demo {

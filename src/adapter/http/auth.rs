@@ -99,6 +99,34 @@ struct Key {
     decoding: DecodingKey,
 }
 
+/// Fetches a key set again when a token names a key the verifier does
+/// not know (a JWKS URL: the issuer may have rotated its key since the
+/// last fetch). Implementations bound how often that may happen.
+trait RefreshKeys: Send + Sync {
+    fn refresh(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>>;
+}
+
+/// Why a token was refused: its key is not known (a refresh of the key
+/// set may help), or anything else.
+enum Refusal {
+    UnknownKid(ApiError),
+    Other(ApiError),
+}
+
+impl From<ApiError> for Refusal {
+    fn from(e: ApiError) -> Self {
+        Refusal::Other(e)
+    }
+}
+
+impl Refusal {
+    fn into_error(self) -> ApiError {
+        match self {
+            Refusal::UnknownKid(e) | Refusal::Other(e) => e,
+        }
+    }
+}
+
 /// How tokens are verified: keys, each pinned to one algorithm — one
 /// HS256 secret or one public key, or the keys of a JWKS (selected by the
 /// token's `kid`, and replaced while serving when the set is refreshed).
@@ -108,6 +136,8 @@ pub struct Auth {
     /// One validation per algorithm of [`ALGORITHMS`], in that order.
     validations: Arc<Vec<Validation>>,
     jwks: bool,
+    /// For a JWKS URL: fetches the set again on an unknown `kid`.
+    refresher: Option<Arc<dyn RefreshKeys>>,
 }
 
 impl std::fmt::Debug for Auth {
@@ -148,6 +178,7 @@ impl Auth {
             keys: Arc::new(ArcSwap::from_pointee(keys)),
             validations: Arc::new(validations),
             jwks,
+            refresher: None,
         }
     }
 
@@ -263,11 +294,35 @@ impl Auth {
 
     /// Verifies an `Authorization` header value.
     pub fn authenticate(&self, authorization: Option<&HeaderValue>) -> Result<Principal, ApiError> {
+        self.verify(authorization).map_err(Refusal::into_error)
+    }
+
+    /// Verifies an `Authorization` header value like
+    /// [`authenticate`](Self::authenticate); for a verifier over a JWKS
+    /// URL (`JwksUrl`, feature `jwks-url`), a token naming a key the set lacks
+    /// first has the set fetched again (at most once per the URL's
+    /// interval for unknown keys), so that a key the issuer has just
+    /// rotated in is accepted at once.
+    pub async fn authenticate_fresh(
+        &self,
+        authorization: Option<&HeaderValue>,
+    ) -> Result<Principal, ApiError> {
+        match (self.verify(authorization), &self.refresher) {
+            (Err(Refusal::UnknownKid(_)), Some(refresher)) => {
+                refresher.refresh().await;
+                self.authenticate(authorization)
+            }
+            (result, _) => result.map_err(Refusal::into_error),
+        }
+    }
+
+    fn verify(&self, authorization: Option<&HeaderValue>) -> Result<Principal, Refusal> {
         let Some(value) = authorization else {
             return Err(ApiError::unauthorized(
                 false,
                 "this route needs an Authorization: Bearer token",
-            ));
+            )
+            .into());
         };
         let token = value
             .to_str()
@@ -291,12 +346,16 @@ impl Auth {
                 .or_else(|| keys.first().filter(|k| keys.len() == 1 && k.kid.is_none())),
             None => keys.first().filter(|_| keys.len() == 1),
         }
-        .ok_or_else(|| ApiError::unauthorized(true, "the token's key (kid) is not known"))?;
-        if header.alg != key.alg {
-            return Err(ApiError::unauthorized(
+        .ok_or_else(|| {
+            Refusal::UnknownKid(ApiError::unauthorized(
                 true,
-                "the token's algorithm is not accepted",
-            ));
+                "the token's key (kid) is not known",
+            ))
+        })?;
+        if header.alg != key.alg {
+            return Err(
+                ApiError::unauthorized(true, "the token's algorithm is not accepted").into(),
+            );
         }
         let validation = ALGORITHMS
             .iter()
@@ -321,7 +380,7 @@ impl Auth {
                 ApiError::unauthorized(true, why)
             })?;
         if data.claims.sub.trim().is_empty() {
-            return Err(ApiError::unauthorized(true, "the token's sub is empty"));
+            return Err(ApiError::unauthorized(true, "the token's sub is empty").into());
         }
         Ok(Principal::from_claims(data.claims))
     }
@@ -510,7 +569,8 @@ pub(crate) async fn guard(State(guard): State<Guard>, req: Request, next: Next) 
     let (mut parts, body) = req.into_parts();
     let principal = match guard
         .auth
-        .authenticate(parts.headers.get(header::AUTHORIZATION))
+        .authenticate_fresh(parts.headers.get(header::AUTHORIZATION))
+        .await
     {
         Ok(p) => p,
         Err(e) => return e.into_response(),

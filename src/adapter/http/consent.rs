@@ -130,25 +130,29 @@ pub(crate) async fn accept_consent<S: HttpStore>(
         .await?;
     // A new acceptance is version 1, and its ledger entry was written with
     // it: its receipt exists as soon as it is recorded.
-    let receipt = api.receipts.is_some().then(|| {
-        (
-            format!("{}.1", acceptance.id),
-            format!(
-                "</consent/api/projects/{}/receipts/{}?version=1>; rel=\"receipt\"",
-                percent_encode(path.project()),
-                percent_encode(&acceptance.id)
-            ),
-        )
-    });
+    let id = acceptance.id.clone();
     let mut res = (StatusCode::CREATED, Json(acceptance)).into_response();
-    if let Some((id, link)) = receipt {
-        for (name, value) in [("consent-receipt-id", id), ("link", link)] {
-            if let Ok(v) = HeaderValue::from_str(&value) {
-                res.headers_mut().insert(HeaderName::from_static(name), v);
-            }
+    name_receipt(&api, path.project(), &id, &mut res);
+    Ok(res)
+}
+
+/// When the server signs receipts, names the receipt of record `id`
+/// (version 1: a new acceptance, or a purpose event) in the
+/// `Consent-Receipt-Id` and `Link` headers of `res`.
+fn name_receipt<S: HttpStore>(api: &Api<S>, project: &str, id: &str, res: &mut Response) {
+    if api.receipts.is_none() {
+        return;
+    }
+    let link = format!(
+        "</consent/api/projects/{}/receipts/{}?version=1>; rel=\"receipt\"",
+        percent_encode(project),
+        percent_encode(id)
+    );
+    for (name, value) in [("consent-receipt-id", format!("{id}.1")), ("link", link)] {
+        if let Ok(v) = HeaderValue::from_str(&value) {
+            res.headers_mut().insert(HeaderName::from_static(name), v);
         }
     }
-    Ok(res)
 }
 
 /// The purposes of an application with the data subject's flags.
@@ -187,7 +191,9 @@ pub(crate) async fn purpose_options<S: HttpStore>(
 /// Records the acceptance of one purpose.
 ///
 /// `purposeCode` must be a purpose of a `PUBLISHED` consent of `app` (404
-/// otherwise); the acceptance expires after that consent's lifespan.
+/// otherwise); the acceptance expires after that consent's lifespan. When
+/// the server signs receipts, `Consent-Receipt-Id` and `Link` name the
+/// event's receipt.
 #[utoipa::path(
     post,
     path = "/bff/api/consent/projects/{projId}/purpose-acceptance",
@@ -195,7 +201,11 @@ pub(crate) async fn purpose_options<S: HttpStore>(
     params(("projId" = String, Path, description = "Project id")),
     request_body(content = PurposeRequest, content_type = "application/json",
         example = json!({"app": "demo-app", "dataSubject": "u1", "purposeCode": "analytics"})),
-    responses((status = 201, description = "Recorded, status ACCEPTED", body = PurposeAcceptance)),
+    responses((status = 201, description = "Recorded, status ACCEPTED", body = PurposeAcceptance,
+        headers(
+            ("Consent-Receipt-Id" = String, description = "The id of the event's signed receipt, `{id}.1`, when the server signs receipts"),
+            ("Link" = String, description = "`</consent/api/projects/{projId}/receipts/{id}?version=1>; rel=\"receipt\"`, when the server signs receipts"),
+        ))),
     security(("bearer" = ["consent.w", "consent.r"]))
 )]
 pub(crate) async fn accept_purpose<S: HttpStore>(
@@ -204,14 +214,18 @@ pub(crate) async fn accept_purpose<S: HttpStore>(
     JsonBody(request): JsonBody<PurposeRequest>,
 ) -> Result<Response, ApiError> {
     let accepted = api.consent.accept_purpose(path.project(), request).await?;
-    Ok((StatusCode::CREATED, Json(accepted)).into_response())
+    let id = accepted.id.clone();
+    let mut res = (StatusCode::CREATED, Json(accepted)).into_response();
+    name_receipt(&api, path.project(), &id, &mut res);
+    Ok(res)
 }
 
 /// Records the withdrawal of one purpose: always possible, idempotent.
 ///
 /// Withdrawing is never refused for lack of a prior acceptance. The record
 /// keeps the dates of the previous acceptance (null when none) and sets
-/// `withdrawalDate`. An unknown purpose code is 404.
+/// `withdrawalDate`. An unknown purpose code is 404. When the server signs
+/// receipts, `Consent-Receipt-Id` and `Link` name the event's receipt.
 #[utoipa::path(
     post,
     path = "/bff/api/consent/projects/{projId}/purpose-withdrawal",
@@ -219,17 +233,24 @@ pub(crate) async fn accept_purpose<S: HttpStore>(
     params(("projId" = String, Path, description = "Project id")),
     request_body(content = PurposeRequest, content_type = "application/json",
         example = json!({"app": "demo-app", "dataSubject": "u1", "purposeCode": "analytics"})),
-    responses((status = 200, description = "Recorded, status WITHDRAWN, withdrawalDate set", body = PurposeAcceptance)),
+    responses((status = 200, description = "Recorded, status WITHDRAWN, withdrawalDate set", body = PurposeAcceptance,
+        headers(
+            ("Consent-Receipt-Id" = String, description = "The id of the event's signed receipt, `{id}.1`, when the server signs receipts"),
+            ("Link" = String, description = "`</consent/api/projects/{projId}/receipts/{id}?version=1>; rel=\"receipt\"`, when the server signs receipts"),
+        ))),
     security(("bearer" = ["consent.w", "consent.r"]))
 )]
 pub(crate) async fn withdraw_purpose<S: HttpStore>(
     State(api): State<Api<S>>,
     path: PathParams,
     JsonBody(request): JsonBody<PurposeRequest>,
-) -> Result<Json<PurposeAcceptance>, ApiError> {
-    Ok(Json(
-        api.consent
-            .withdraw_purpose(path.project(), request)
-            .await?,
-    ))
+) -> Result<Response, ApiError> {
+    let withdrawn = api
+        .consent
+        .withdraw_purpose(path.project(), request)
+        .await?;
+    let id = withdrawn.id.clone();
+    let mut res = Json(withdrawn).into_response();
+    name_receipt(&api, path.project(), &id, &mut res);
+    Ok(res)
 }

@@ -243,7 +243,7 @@ const MAX_LEDGER_PAGE: u32 = 10_000;
 /// 1000). The ledger's head is in `X-Ledger-Head-Position` and
 /// `X-Ledger-Head-Hash` (absent while the ledger is empty). Save the pages
 /// one after the other into a file and check it offline
-/// (`accord::consent::ledger::verify_jsonl`, `examples/verify_ledger.rs`).
+/// (`accord ledger verify`, or `accord::consent::ledger::verify_jsonl`).
 #[utoipa::path(
     get,
     path = "/consent/api/projects/{projId}/ledger",
@@ -393,7 +393,7 @@ pub(crate) async fn erase_subject<S: HttpStore>(
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SignedReceipt {
-    /// `<acceptance id>.<version>`.
+    /// `<acceptance id>.<version>`, or `<purpose event id>.1`.
     pub receipt_id: String,
     /// The receipt as a compact JWS (EdDSA / Ed25519); the key is at
     /// `/.well-known/jwks.json`.
@@ -402,10 +402,14 @@ pub struct SignedReceipt {
     pub receipt: ConsentReceipt,
 }
 
-/// The signed consent receipt of an acceptance.
+/// The signed consent receipt of an acceptance or a purpose event.
 ///
-/// Its latest version, or `version`: Kantara Consent Receipt v1.1 fields, the notice and consent
-/// revisions, and the ledger position and hash of the event. The same
+/// For an acceptance, its latest version, or `version`: Kantara Consent
+/// Receipt v1.1 fields, the notice and consent revisions, the language of
+/// the text shown, and the ledger position and hash of the event. For a
+/// purpose acceptance or withdrawal (`id` the purpose event's id): the
+/// application, the purpose, its status and dates, and the ledger position
+/// and hash. The same
 /// receipt is returned byte for byte every time. 409
 /// `receipts_not_configured` without a signing key; 404 when the
 /// acceptance has no ledger entry.
@@ -415,8 +419,8 @@ pub struct SignedReceipt {
     tag = "consent evidence",
     params(
         ("projId" = String, Path, description = "Project id"),
-        ("id" = String, Path, description = "Acceptance id"),
-        ("version" = Option<i64>, Query, description = "Acceptance version (default: the latest)"),
+        ("id" = String, Path, description = "Acceptance id, or purpose event id"),
+        ("version" = Option<i64>, Query, description = "Acceptance version (default: the latest; a purpose event has version 1 only)"),
     ),
     responses((status = 200, description = "The receipt", body = SignedReceipt)),
     security(("bearer" = ["consent.r"]))
@@ -440,6 +444,22 @@ pub(crate) async fn receipt<S: HttpStore>(
         )
         .into());
     };
+    // A purpose event's receipt, read from its ledger entry alone.
+    if version.is_none_or(|v| v == 1) {
+        if let Some(text) = api
+            .consent
+            .purpose_event_entry(path.project(), path.get("id"))
+            .await?
+        {
+            if let Some(receipt) = receipt::for_purpose_event(&text, controller) {
+                return Ok(Json(SignedReceipt {
+                    receipt_id: receipt.consent_receipt_id.clone(),
+                    jws: signer.sign(&receipt),
+                    receipt,
+                }));
+            }
+        }
+    }
     let (record, entry) = api
         .consent
         .acceptance_with_entry(path.project(), path.get("id"), version)

@@ -274,8 +274,10 @@ mod tests {
             consent_revision: Some(1),
             privacy_notice_id: None,
             privacy_notice_revision: None,
-            acceptance_id: "a".into(),
-            acceptance_version: 1,
+            acceptance_id: Some("a".into()),
+            acceptance_version: Some(1),
+            event: "consentAcceptance".into(),
+            purpose_event_id: None,
             ledger_position: 1,
             ledger_hash: "00".into(),
         };

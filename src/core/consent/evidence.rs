@@ -255,11 +255,11 @@ fn by_acceptance(acceptances: &[ContentRecord]) -> Vec<Vec<&ContentRecord>> {
 /// for pins an old edit nulled (see `docs/consent.md`, "Checking stored
 /// records").
 #[derive(Default, Clone)]
-struct Pins {
+pub(super) struct Pins {
     application: String,
-    consent_id: Option<String>,
+    pub(super) consent_id: Option<String>,
     consent_revision: Option<i64>,
-    notice_id: Option<String>,
+    pub(super) notice_id: Option<String>,
     notice_revision: Option<i64>,
     purposes: Vec<String>,
     acceptance_date: Option<DateTime<Utc>>,
@@ -267,7 +267,7 @@ struct Pins {
 }
 
 impl Pins {
-    fn update(&mut self, r: &ContentRecord) {
+    pub(super) fn update(&mut self, r: &ContentRecord) {
         let d = &r.data;
         if let Some(a) =
             get_string(d, "consentApplication").or_else(|| get_string(d, "application"))
@@ -286,7 +286,7 @@ impl Pins {
     }
 }
 
-fn acceptance_events(
+pub(super) fn acceptance_events(
     versions: &[&ContentRecord],
     consents: &Versions,
     notices: &Versions,
@@ -407,7 +407,7 @@ fn first_newer<'a>(
     })
 }
 
-fn purpose_event(p: &PurposeEvent) -> SubjectEvent {
+pub(super) fn purpose_event(p: &PurposeEvent) -> SubjectEvent {
     let kind = match p.status {
         AcceptanceStatus::Withdrawn => EventKind::PurposeWithdrawn,
         _ => EventKind::PurposeAccepted,

@@ -148,7 +148,8 @@ fn same(a: Option<&Value>, b: Option<&Value>) -> bool {
 /// evidence the server owns: `consentRevision`, `privacyNoticeId`,
 /// `privacyNoticeRevision` when left out (a differing value is 422
 /// `evidence_mismatch`), and `receivedDate` (`now`; the client may not
-/// choose it).
+/// choose it). `language` (the text shown) defaults to the notice's
+/// ([`PrivacyNotice::language`](super::model::PrivacyNotice::language)).
 pub fn acceptance_create(
     data: &mut Map<String, Value>,
     in_force: &InForce,
@@ -217,6 +218,10 @@ pub fn acceptance_create(
                 format!("must be {value} ({why}) or be left out; found {sent}"),
             ),
         }
+    }
+    if matches!(data.get("language"), None | Some(Value::Null)) {
+        let language = in_force.notice.as_ref().map_or("und", |n| n.language());
+        data.insert("language".to_owned(), language.into());
     }
     let received = Value::from(format_time(now));
     match data.get("receivedDate") {

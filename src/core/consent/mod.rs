@@ -11,6 +11,7 @@ pub mod check;
 pub mod content;
 pub mod erasure;
 pub mod evidence;
+pub mod history;
 pub mod integrity;
 pub mod ledger;
 pub mod model;

@@ -89,6 +89,20 @@ pub struct PrivacyNotice {
 }
 
 impl PrivacyNotice {
+    /// The language of the notice's text (BCP 47): `en` or `th` when it has
+    /// a text in that language only, `mul` when it has both, `und` when
+    /// neither — what an acceptance records when the application does not
+    /// say which text it showed.
+    pub fn language(&self) -> &'static str {
+        let has = |t: &Option<String>| t.as_deref().is_some_and(|t| !t.trim().is_empty());
+        match (has(&self.description_en), has(&self.description_th)) {
+            (true, false) => "en",
+            (false, true) => "th",
+            (true, true) => "mul",
+            (false, false) => "und",
+        }
+    }
+
     /// The notice stored in a content record.
     pub fn from_record(r: &ContentRecord) -> Self {
         let d = &r.data;
@@ -210,6 +224,12 @@ pub struct AcceptConsentRequest {
     /// Free note.
     #[serde(default)]
     pub note: Option<String>,
+    /// The language of the notice and consent text the person was shown, a
+    /// BCP 47 tag such as `en` or `th`. Omitted: the notice's language when
+    /// it has a text in one language only, else `mul` (both) or `und`
+    /// (none). The acceptance and its receipt record it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
 }
 
 /// A consent acceptance as the application-facing interface returns it,
@@ -255,6 +275,9 @@ pub struct ConsentAcceptance {
     pub privacy_notice_id: Option<String>,
     /// Revision of the privacy notice shown.
     pub privacy_notice_revision: Option<i64>,
+    /// The language of the text shown (BCP 47); `null` for acceptances
+    /// that did not record it.
+    pub language: Option<String>,
 }
 
 impl ConsentAcceptance {
@@ -283,6 +306,7 @@ impl ConsentAcceptance {
             consent_revision: get_i64(d, "consentRevision"),
             privacy_notice_id: get_string(d, "privacyNoticeId"),
             privacy_notice_revision: get_i64(d, "privacyNoticeRevision"),
+            language: get_string(d, "language"),
         }
     }
 }

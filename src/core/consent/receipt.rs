@@ -4,7 +4,8 @@
 //! record), bound to the consent ledger.
 //!
 //! Pure: [`for_acceptance`] builds the receipt of one acceptance version
-//! from the record and its ledger entry; signing (JWS, Ed25519) is the
+//! from the record and its ledger entry, [`for_purpose_event`] that of a
+//! purpose acceptance or withdrawal from its ledger entry; signing (JWS, Ed25519) is the
 //! HTTP adapter's, which holds the key.
 //!
 //! The receipt names the subject by the ledger entry's `subject`
@@ -81,7 +82,7 @@ pub struct ReceiptService {
 pub struct ConsentReceipt {
     /// [`VERSION`].
     pub version: String,
-    /// `<acceptance id>.<version>`.
+    /// `<acceptance id>.<version>`, or `<purpose event id>.1`.
     pub consent_receipt_id: String,
     /// The controller's jurisdiction.
     pub jurisdiction: String,
@@ -90,8 +91,10 @@ pub struct ConsentReceipt {
     /// How consent was collected: `recorded by <sub>`, the token of the
     /// application or person that recorded it.
     pub collection_method: String,
-    /// The notice's language (a notice holds its texts in every language;
-    /// `"und"`: not recorded).
+    /// The language of the notice and consent text shown (BCP 47), as the
+    /// acceptance recorded it: `mul` for a notice with texts in several
+    /// languages when the application did not say which it showed; `und`
+    /// when nothing was recorded (purpose events, older acceptances).
     pub language: String,
     /// The subject, as the ledger's commitment (a pseudonym).
     pub pii_principal_id: String,
@@ -115,14 +118,26 @@ pub struct ConsentReceipt {
     pub privacy_notice_id: Option<String>,
     /// The notice revision shown.
     pub privacy_notice_revision: Option<i64>,
-    /// The acceptance and its version.
-    pub acceptance_id: String,
-    /// The acceptance version.
-    pub acceptance_version: i64,
+    /// The acceptance (`null` in the receipt of a purpose event).
+    pub acceptance_id: Option<String>,
+    /// The acceptance version (`null` in the receipt of a purpose event).
+    pub acceptance_version: Option<i64>,
+    /// What the receipt is of, as the ledger entry's `kind`:
+    /// `consentAcceptance` (an acceptance version) or `purposeEvent` (a
+    /// purpose acceptance or withdrawal).
+    #[serde(default = "acceptance_kind")]
+    pub event: String,
+    /// The purpose event (`null` in the receipt of an acceptance).
+    #[serde(default)]
+    pub purpose_event_id: Option<String>,
     /// The ledger entry of this event: its position…
     pub ledger_position: i64,
     /// …and its hash.
     pub ledger_hash: String,
+}
+
+fn acceptance_kind() -> String {
+    "consentAcceptance".into()
 }
 
 /// What a receipt needs of the ledger entry of its event.
@@ -174,7 +189,7 @@ pub fn for_acceptance(
         jurisdiction: controller.jurisdiction.clone(),
         consent_timestamp: at.timestamp(),
         collection_method: format!("recorded by {}", record.last_modified_by),
-        language: "und".into(),
+        language: get_string(d, "language").unwrap_or_else(|| "und".into()),
         pii_principal_id: entry.subject.clone(),
         pii_controllers: vec![controller.clone()],
         policy_url: controller.policy_url.clone(),
@@ -189,9 +204,78 @@ pub fn for_acceptance(
         consent_revision: get_i64(d, "consentRevision"),
         privacy_notice_id: get_string(d, "privacyNoticeId"),
         privacy_notice_revision: get_i64(d, "privacyNoticeRevision"),
-        acceptance_id: record.id.clone(),
-        acceptance_version: record.version,
+        acceptance_id: Some(record.id.clone()),
+        acceptance_version: Some(record.version),
+        event: acceptance_kind(),
+        purpose_event_id: None,
         ledger_position: entry.position,
         ledger_hash: entry.hash.clone(),
     }
+}
+
+/// The receipt of a purpose acceptance or withdrawal, from the text of its
+/// ledger entry (which holds everything a receipt says of it: the
+/// application, the purpose, the status, the owning consent and the
+/// dates); `None` when the text is not a purpose event's entry. The
+/// purpose routes record neither the token nor the language:
+/// `collectionMethod` names the route, `language` is `und`.
+pub fn for_purpose_event(entry_text: &str, controller: &Controller) -> Option<ConsentReceipt> {
+    let v: Value = serde_json::from_str(entry_text).ok()?;
+    if v.get("kind")?.as_str()? != "purposeEvent" {
+        return None;
+    }
+    let entry = EntryRef::parse(entry_text)?;
+    let evidence = v.get("evidence")?.as_object()?;
+    let text = |k: &str| {
+        evidence
+            .get(k)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+    };
+    let status = text("status").unwrap_or_default();
+    let withdrawn = status == "WITHDRAWN";
+    let at = DateTime::parse_from_rfc3339(v.get("recordedAt")?.as_str()?).ok()?;
+    let id = v.get("recordId")?.as_str()?.to_owned();
+    let consent_id = text("consentId");
+    Some(ConsentReceipt {
+        version: VERSION.into(),
+        consent_receipt_id: format!("{id}.1"),
+        jurisdiction: controller.jurisdiction.clone(),
+        consent_timestamp: at.timestamp(),
+        collection_method: if withdrawn {
+            "purpose withdrawal".into()
+        } else {
+            "purpose acceptance".into()
+        },
+        language: "und".into(),
+        pii_principal_id: entry.subject.clone(),
+        pii_controllers: vec![controller.clone()],
+        policy_url: controller.policy_url.clone(),
+        services: vec![ReceiptService {
+            service: text("app").unwrap_or_default(),
+            purposes: vec![ReceiptPurpose {
+                purpose: text("purposeCode").unwrap_or_default(),
+                consent_type: "EXPLICIT".into(),
+                termination: match (withdrawn, text("expiredDate")) {
+                    (false, Some(expiry)) => expiry,
+                    _ => "withdrawal".into(),
+                },
+                third_party_disclosure: false,
+            }],
+        }],
+        sensitive: false,
+        status,
+        project_id: v.get("projectId")?.as_str()?.to_owned(),
+        consent_id: consent_id.unwrap_or_default(),
+        consent_revision: None,
+        privacy_notice_id: None,
+        privacy_notice_revision: None,
+        acceptance_id: None,
+        acceptance_version: None,
+        event: "purposeEvent".into(),
+        purpose_event_id: Some(id),
+        ledger_position: entry.position,
+        ledger_hash: entry.hash,
+    })
 }

@@ -37,7 +37,7 @@ use crate::core::error::Problems;
 use crate::core::limits::{
     MAX_APP_LEN, MAX_ATTRIBUTE_NAME_LEN, MAX_CONTENT_ID_LEN, MAX_CONTENT_NAME_LEN,
     MAX_DESCRIPTION_LEN, MAX_DEVICE_FIELD_LEN, MAX_EXTRA_ATTRIBUTES, MAX_EXTRA_ATTRIBUTE_LEN,
-    MAX_NOTE_LEN, MAX_PURPOSE_CODE_LEN, MAX_SUBJECT_LEN,
+    MAX_LANGUAGE_TAG_LEN, MAX_NOTE_LEN, MAX_PURPOSE_CODE_LEN, MAX_SUBJECT_LEN,
 };
 use crate::core::wire::json_kind;
 
@@ -75,6 +75,8 @@ enum Kind {
     ConsentStatus,
     NoticeStatus,
     AcceptanceStatus,
+    /// A BCP 47 language tag ([`is_language_tag`]).
+    Language,
     /// Any JSON value (a file reference) of at most
     /// [`MAX_EXTRA_ATTRIBUTE_LEN`] bytes of JSON text.
     Any,
@@ -145,6 +147,7 @@ const ACCEPTANCE_CREATE: &[Attr] = &[
     ("privacyNoticeId", Name(MAX_CONTENT_ID_LEN), Optional),
     ("privacyNoticeRevision", REVISION, Optional),
     ("receivedDate", Timestamp, Optional),
+    ("language", Kind::Language, Optional),
 ];
 
 const ACCEPTANCE_UPDATE: &[Attr] = &[
@@ -171,6 +174,7 @@ const ACCEPTANCE_UPDATE: &[Attr] = &[
     ("privacyNoticeId", Name(MAX_CONTENT_ID_LEN), Optional),
     ("privacyNoticeRevision", REVISION, Optional),
     ("receivedDate", Timestamp, Optional),
+    ("language", Kind::Language, Optional),
 ];
 
 const PURPOSE: &[Attr] = &[
@@ -321,6 +325,12 @@ fn check(path: &str, kind: Kind, v: &Value, problems: &mut Problems) -> Option<V
     let want = match (kind, v) {
         (Text(max), Value::String(s)) => {
             too_long(path, s, max, problems);
+            return None;
+        }
+        (Kind::Language, Value::String(s)) => {
+            if !is_language_tag(s) {
+                problems.push(path, ErrorCode::Invalid, LANGUAGE_TAG);
+            }
             return None;
         }
         (Kind::Any, _) => {
@@ -556,6 +566,11 @@ pub fn accept_consent(req: &AcceptConsentRequest) -> Problems {
     if let Some(note) = &req.note {
         too_long("note", note, MAX_NOTE_LEN, &mut p);
     }
+    if let Some(language) = &req.language {
+        if !is_language_tag(language) {
+            p.push("language", ErrorCode::Invalid, LANGUAGE_TAG);
+        }
+    }
     if let Some(purposes) = &req.purposes {
         for (i, code) in purposes.iter().enumerate() {
             let at = format!("purposes[{i}]");
@@ -566,6 +581,22 @@ pub fn accept_consent(req: &AcceptConsentRequest) -> Problems {
         check_codes("purposes", purposes.iter().map(String::as_str), &mut p);
     }
     p
+}
+
+/// What a language tag looks like, for error messages.
+const LANGUAGE_TAG: &str =
+    "must be a BCP 47 language tag such as en, th or th-TH (letters, digits and hyphens, at most 35 bytes)";
+
+/// Whether `s` has the shape of a BCP 47 language tag: a primary subtag of
+/// 2 to 8 letters, then subtags of 1 to 8 letters or digits, separated by
+/// hyphens, at most [`MAX_LANGUAGE_TAG_LEN`] bytes.
+pub fn is_language_tag(s: &str) -> bool {
+    let mut parts = s.split('-');
+    let primary = parts.next().unwrap_or_default();
+    s.len() <= MAX_LANGUAGE_TAG_LEN
+        && (2..=8).contains(&primary.len())
+        && primary.bytes().all(|b| b.is_ascii_alphabetic())
+        && parts.all(|p| (1..=8).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_alphanumeric()))
 }
 
 /// Checks an "accept/withdraw purpose" body.

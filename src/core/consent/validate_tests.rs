@@ -417,6 +417,7 @@ fn requests() {
         model: Some("m".into()),
         device_fingerprint_id: Some(" ".into()),
         note: None,
+        ..Default::default()
     };
     assert_eq!(
         codes(accept_consent(&req)),

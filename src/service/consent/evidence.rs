@@ -55,33 +55,10 @@ impl<S: ConsentStore> ConsentService<S> {
                 format!("size must be between 1 and {MAX_PAGE_SIZE}"),
             ));
         }
-        let acceptances = self
-            .store
-            .acceptance_versions(project, data_subject)
-            .await?;
-        let purposes = self
-            .store
-            .purpose_events(project, data_subject, query.app.as_deref())
-            .await?;
-        let pinned = |key: &str| -> BTreeSet<String> {
-            acceptances
-                .iter()
-                .filter_map(|r| get_string(&r.data, key))
-                .collect()
-        };
-        let consents = self
-            .versions_of(project, ContentType::Consent, pinned("consentId"))
-            .await?;
-        let notices = self
-            .versions_of(
-                project,
-                ContentType::PrivacyNotice,
-                pinned("privacyNoticeId"),
-            )
-            .await?;
         let now = self.clock.now();
-        let events = evidence::subject_events(&acceptances, &purposes, &consents, &notices, now);
-        Ok(query.page_of(events))
+        self.store
+            .subject_history(project, data_subject, query, now)
+            .await
     }
 
     /// What the subject had agreed to at `at`, per consent and purpose
@@ -218,6 +195,19 @@ impl<S: ConsentStore> ConsentService<S> {
             .find(|e| ledger::entry_is_of(&e.text, "consentAcceptance", &record.id, record.version))
             .map(|e| e.text);
         Ok((record, entry))
+    }
+
+    /// The ledger entry of purpose event `id` (`None` when `id` is not a
+    /// purpose event with an entry): one lookup of the ledger's record
+    /// index.
+    pub async fn purpose_event_entry(&self, project: &str, id: &str) -> Result<Option<String>> {
+        Ok(self
+            .store
+            .ledger_entries_of(project, id)
+            .await?
+            .into_iter()
+            .find(|e| ledger::entry_is_of(&e.text, "purposeEvent", id, 1))
+            .map(|e| e.text))
     }
 
     /// Everything held about a data subject in a project, as one document

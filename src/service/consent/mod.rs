@@ -257,7 +257,12 @@ impl<S: ConsentStore> ConsentService<S> {
         put("note", req.note.unwrap_or_default().into());
         put("consentRevision", consent.revision.into());
         put("privacyNoticeId", consent.privacy_notice_ref.clone().into());
+        let language = req
+            .language
+            .clone()
+            .unwrap_or_else(|| notice.as_ref().map_or("und", |n| n.language()).to_owned());
         put("privacyNoticeRevision", notice.map(|n| n.revision).into());
+        put("language", language.into());
         put("receivedDate", format_time(now).into());
         let stored = self
             .store

@@ -3,13 +3,15 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::{lock, MemoryStore};
 use crate::core::consent::erasure::{self, ErasureCounts};
+use crate::core::consent::evidence::{self, HistoryQuery, SubjectEvent, Versions};
 use crate::core::consent::ledger::{self, LedgerHead, Unsealed};
 use crate::core::consent::{ContentQuery, ContentRecord, ContentType, ContentWrite, PurposeEvent};
-use crate::store::{ConsentLedger, ContentStore, LedgerStore, Page, StoredEntry};
+use crate::store::{ConsentLedger, ContentStore, HistoryStore, LedgerStore, Page, StoredEntry};
 use crate::{Error, ErrorCode, Result};
 
 /// The consent half of the memory store.
@@ -387,5 +389,42 @@ impl LedgerStore for MemoryStore {
             }
         }
         Ok(counts)
+    }
+}
+
+impl HistoryStore for MemoryStore {
+    async fn subject_history(
+        &self,
+        project: &str,
+        subject: &str,
+        query: &HistoryQuery,
+        now: DateTime<Utc>,
+    ) -> Result<Page<SubjectEvent>> {
+        let acceptances = self.acceptance_versions(project, subject).await?;
+        let purposes = self
+            .purpose_events(project, subject, query.app.as_deref())
+            .await?;
+        let s = lock(&self.consent);
+        let mut consents = Versions::new();
+        let mut notices = Versions::new();
+        if let Some(p) = s.project(project) {
+            for r in &acceptances {
+                for (key, t, into) in [
+                    ("consentId", ContentType::Consent, &mut consents),
+                    ("privacyNoticeId", ContentType::PrivacyNotice, &mut notices),
+                ] {
+                    let Some(id) = r.data.get(key).and_then(Value::as_str) else {
+                        continue;
+                    };
+                    if let Some(versions) = p.content.get(&(t, id.to_owned())) {
+                        into.entry(id.to_owned())
+                            .or_insert_with(|| versions.clone());
+                    }
+                }
+            }
+        }
+        drop(s);
+        let events = evidence::subject_events(&acceptances, &purposes, &consents, &notices, now);
+        Ok(query.page_of(events))
     }
 }

@@ -35,6 +35,7 @@ macro_rules! store_calls {
         $crate::store::sql::calls::store_calls!(impl ContentStore for $store);
         $crate::store::sql::calls::store_calls!(impl ConsentLedger for $store);
         $crate::store::sql::calls::store_calls!(impl LedgerStore for $store);
+        $crate::store::sql::calls::store_calls!(impl HistoryStore for $store);
         $crate::store::sql::calls::common_methods!($store);
     };
 
@@ -427,6 +428,24 @@ macro_rules! store_calls {
             ) -> $crate::Result<Vec<$crate::core::consent::PurposeEvent>> {
                 self.read_call($crate::store::sql::consent::purpose_events(
                     self, project, subject, app,
+                ))
+                .await
+            }
+        }
+    };
+
+    (impl HistoryStore for $store:ty) => {
+        impl $crate::store::HistoryStore for $store {
+            async fn subject_history(
+                &self,
+                project: &str,
+                subject: &str,
+                query: &$crate::core::consent::evidence::HistoryQuery,
+                now: chrono::DateTime<chrono::Utc>,
+            ) -> $crate::Result<$crate::store::Page<$crate::core::consent::evidence::SubjectEvent>>
+            {
+                self.read_call($crate::store::sql::history::subject_history(
+                    self, project, subject, query, now,
                 ))
                 .await
             }

@@ -15,6 +15,7 @@ use super::content::{
     duplicate_event_id, stale_content_version,
 };
 use super::dialect::{acquire, next_seq, retry, row, rows, Abort, Conn, Dialect};
+use super::history;
 use super::ledger;
 use super::limit_offset;
 use super::query::{Json, Sql, SqlRow};
@@ -149,6 +150,7 @@ async fn try_insert<D: Dialect>(db: &D, write: &ContentWrite) -> Result<ContentR
     };
     let record = record_from_row(&row)?;
     append_acceptance::<D>(tx.conn(), &record).await?;
+    history::after_content::<D>(tx.conn(), &record).await?;
     tx.commit().await?;
     Ok(record)
 }
@@ -204,6 +206,7 @@ async fn try_replace<D: Dialect>(
     };
     let record = record_from_row(&row)?;
     append_acceptance::<D>(tx.conn(), &record).await?;
+    history::after_content::<D>(tx.conn(), &record).await?;
     tx.commit().await?;
     Ok(record)
 }
@@ -295,6 +298,7 @@ async fn try_append_event<D: Dialect>(db: &D, event: &PurposeEvent) -> Result<Pu
         &consent_ledger::for_purpose_event(&stored, consent_ledger::new_salt()),
     )
     .await?;
+    history::after_purpose_event::<D>(tx.conn(), &stored).await?;
     tx.commit().await?;
     Ok(stored)
 }
@@ -336,6 +340,17 @@ pub(crate) async fn content<D: Dialect>(
     .await
 }
 
+/// Every version of a record, oldest first.
+fn versions_sql(project: &str, content_type: ContentType, id: &str) -> Sql {
+    Sql::new(format!(
+        "SELECT {CONTENT_COLUMNS} FROM content_version v \
+         WHERE project_id = $1 AND content_type = $2 AND id = $3 ORDER BY version"
+    ))
+    .bind(project)
+    .bind(content_type.as_str())
+    .bind(id)
+}
+
 /// [`ContentStore::content_versions`](crate::store::ContentStore::content_versions).
 pub(crate) async fn content_versions<D: Dialect>(
     db: &D,
@@ -343,14 +358,31 @@ pub(crate) async fn content_versions<D: Dialect>(
     content_type: ContentType,
     id: &str,
 ) -> Result<Vec<ContentRecord>> {
+    read(db, &versions_sql(project, content_type, id), records).await
+}
+
+/// Every version of a record, oldest first, inside the caller's
+/// transaction.
+pub(crate) async fn content_versions_in<D: Dialect>(
+    conn: &mut Conn<D>,
+    project: &str,
+    content_type: ContentType,
+    id: &str,
+) -> Result<Vec<ContentRecord>, Abort> {
+    let rows = rows::<D>(conn, &versions_sql(project, content_type, id)).await?;
+    Ok(records(&rows)?)
+}
+
+/// Every purpose event of every project, in `seq` order, inside the
+/// caller's transaction (filling the history of an older database).
+pub(crate) async fn all_purpose_events<D: Dialect>(
+    conn: &mut Conn<D>,
+) -> Result<Vec<PurposeEvent>, Abort> {
     let sql = Sql::new(format!(
-        "SELECT {CONTENT_COLUMNS} FROM content_version v \
-         WHERE project_id = $1 AND content_type = $2 AND id = $3 ORDER BY version"
-    ))
-    .bind(project)
-    .bind(content_type.as_str())
-    .bind(id);
-    read(db, &sql, records).await
+        "SELECT {EVENT_COLUMNS} FROM purpose_event ORDER BY seq"
+    ));
+    let rows = rows::<D>(conn, &sql).await?;
+    Ok(rows.iter().map(event_from_row).collect::<Result<_>>()?)
 }
 
 /// [`ContentStore::list_content`](crate::store::ContentStore::list_content).

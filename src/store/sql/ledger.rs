@@ -145,6 +145,7 @@ async fn try_erase<D: Dialect>(
     let mut tx = db.begin_write().await?;
     let mut counts = ErasureCounts::default();
     let mut ids: BTreeSet<String> = BTreeSet::new();
+    let mut acceptance_ids: BTreeSet<String> = BTreeSet::new();
     let acceptances = Sql::new(format!(
         "SELECT id, version, data FROM content_version \
          WHERE project_id = $1 AND content_type = $2 AND {} = $3 AND {}",
@@ -169,6 +170,7 @@ async fn try_erase<D: Dialect>(
         .bind(row.col::<i64>("version")?);
         execute::<D>(tx.conn(), &update).await?;
         counts.acceptance_versions += 1;
+        acceptance_ids.insert(id.clone());
         ids.insert(id);
     }
     let events = Sql::new(
@@ -192,6 +194,8 @@ async fn try_erase<D: Dialect>(
         .bind(id);
         counts.ledger_salts += execute::<D>(tx.conn(), &forget).await?;
     }
+    super::history::after_erasure::<D>(tx.conn(), project, &acceptance_ids, subject, pseudonym)
+        .await?;
     tx.commit().await?;
     Ok(counts)
 }

@@ -20,7 +20,7 @@ use sqlx::migrate::{Migration, Migrator};
 use sqlx::Connection as _;
 
 use super::db_error;
-use super::dialect::{Conn, Dialect};
+use super::dialect::{Abort, Conn, Dialect};
 use super::query::{Sql, SqlRow};
 use crate::{Error, Result};
 
@@ -144,6 +144,13 @@ pub(crate) async fn apply<D: Dialect>(conn: &mut Conn<D>, migrator: &Migrator) -
         tx.commit().await.map_err(db_error::<D>)?;
         tracing::info!(version = m.version, description = %m.description, "applied a migration");
     }
+    // A database that held consent records before the history table
+    // existed gets its history once, in one transaction.
+    let mut tx = conn.begin().await.map_err(db_error::<D>)?;
+    super::history::backfill::<D>(&mut tx)
+        .await
+        .map_err(Abort::into_error::<D>)?;
+    tx.commit().await.map_err(db_error::<D>)?;
     Ok(())
 }
 

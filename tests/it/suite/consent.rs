@@ -14,6 +14,7 @@ pub mod edits;
 pub mod integrity;
 pub mod limits;
 pub mod lists;
+pub mod paging;
 pub mod props;
 pub mod revisions;
 pub mod store;
@@ -52,6 +53,7 @@ macro_rules! consent_suite {
             cases::consent_cases_hold,
             story::history_in_recorded_order,
             story::history_events_and_state_by_app,
+            paging::history_pages_are_pages_of_the_whole,
             story::the_ledger_has_one_entry_per_event,
             story::concurrent_acceptances,
             content::list_filters,
@@ -222,6 +224,7 @@ impl<S: ConsentStore + 'static> Fx<S> {
             model: Some("iPhone".into()),
             device_fingerprint_id: Some("fp-1".into()),
             note: Some("signup".into()),
+            ..Default::default()
         }
     }
 

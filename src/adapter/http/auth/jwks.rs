@@ -1,6 +1,6 @@
 //! JSON Web Key Sets: parsing one into verification keys, and keeping a
-//! verifier's keys in step with a file, so that keys rotate without a
-//! restart.
+//! verifier's keys in step with a file or (feature `jwks-url`) a URL, so
+//! that keys rotate without a restart.
 //!
 //! Rotation: publish the new key in the set beside the old one, wait for
 //! every instance to have read the set (one refresh interval), sign new
@@ -16,6 +16,11 @@ use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, KeyAlgorithm, P
 use jsonwebtoken::{Algorithm, DecodingKey};
 
 use super::{key_error, Auth, Key};
+
+#[cfg(feature = "jwks-url")]
+mod url;
+#[cfg(feature = "jwks-url")]
+pub use url::JwksUrl;
 
 /// The usable keys of the JWKS `json` (see [`Auth::jwks`]).
 pub(super) fn parse_jwks(json: &[u8]) -> crate::Result<Vec<Key>> {

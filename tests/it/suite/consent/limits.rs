@@ -290,6 +290,7 @@ pub async fn every_limit_at_its_boundary<S: ConsentStore + 'static>(store: Arc<S
         model: Some(random(MAX_DEVICE_FIELD_LEN)),
         device_fingerprint_id: Some(random(MAX_DEVICE_FIELD_LEN)),
         note: Some(random(MAX_NOTE_LEN)),
+        ..Default::default()
     };
     let subject = random(MAX_SUBJECT_LEN);
     fx.svc
