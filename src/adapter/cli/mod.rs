@@ -12,6 +12,7 @@
 //! This is the outermost adapter: it builds stores, the HTTP router and the
 //! admin console from configuration; nothing in the library depends on it.
 
+mod codes;
 mod config;
 mod demo;
 mod evidence;
@@ -28,6 +29,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub use codes::{CodesCommand, PoolArgs};
 pub use evidence::EvidenceFlags;
 pub use migrate::{migrate, MigrateArgs};
 pub use serve::{ServeArgs, ServeFlags, Started};
@@ -75,6 +77,9 @@ pub enum Command {
     /// Read an export into a project: records keep their ids, so importing
     /// again changes nothing.
     Import(ImportArgs),
+    /// A campaign's code pool: `generate`, `import` or `export` codes.
+    #[command(subcommand)]
+    Codes(CodesCommand),
     /// The consent ledger, offline: `verify` an exported file.
     #[command(subcommand)]
     Ledger(LedgerCommand),
@@ -145,6 +150,10 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
         Some(Command::Import(args)) => {
             init_logging(serve::LogFormat::Text);
             runtime.block_on(transfer::import(&args))
+        }
+        Some(Command::Codes(command)) => {
+            init_logging(serve::LogFormat::Text);
+            runtime.block_on(codes::run(&command))
         }
         Some(Command::Serve(args)) => serve::main(&runtime, args),
         Some(Command::Ledger(_) | Command::Receipt(_)) => Ok(ExitCode::SUCCESS),

@@ -193,6 +193,7 @@ struct EditorPage {
 pub struct SavedLinks {
     pub try_it: String,
     pub quotas: String,
+    pub codes: String,
     pub duplicate: String,
     pub delete: String,
     pub version: i64,
@@ -450,6 +451,7 @@ pub fn page(ctx: &Ctx, frame: Frame<'_>, draft: &Draft, errors: Vec<FieldError>)
         SavedLinks {
             try_it: format!("{href}/try"),
             quotas: format!("{href}/quotas"),
+            codes: format!("{href}/codes"),
             duplicate: format!("{href}/duplicate"),
             delete: format!("{href}/delete"),
             version: c.version,
