@@ -20,6 +20,7 @@ mod campaign_admin;
 mod campaign_use_cases;
 mod cases;
 mod cli;
+mod cli_codes;
 mod cli_evidence_keys;
 mod cli_token_keys;
 mod cli_transfer;
