@@ -57,6 +57,7 @@ fn campaign(project: &str) -> Campaign {
         group_name: None,
         stacking: None,
         time_zone: None,
+        status_schedule: Vec::new(),
         quotas: Vec::new(),
         rules: Vec::new(),
         project_id: project.into(),
@@ -76,6 +77,7 @@ fn plan(c: &Campaign, n: u64, hot: bool) -> RedemptionPlan {
         key,
         amount: Decimal::ONE,
         limit: Decimal::from(i64::MAX),
+        window: None,
     };
     let mut quotas = vec![charge(format!("BENCH-{user}"))];
     if hot {

@@ -163,6 +163,9 @@ pub mod campaign {
         QuotaUsageQuery, RedeemResult, SearchOptions, DEFAULT_QUOTA_PAGE_SIZE, DEFAULT_REFRESH,
         MAX_HTTP_GENERATE,
     };
+    pub use crate::service::campaign::{
+        HoldRequest, DEFAULT_HOLD_TTL_SECONDS, MAX_LIVE_HOLDS_LISTED,
+    };
 }
 
 pub mod consent {

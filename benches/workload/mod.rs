@@ -249,6 +249,7 @@ fn campaign(
         group_name: None,
         stacking: None,
         time_zone: None,
+        status_schedule: Vec::new(),
         quotas: if quota {
             vec![Quota {
                 id: None,
@@ -256,6 +257,7 @@ fn campaign(
                 value: Decimal::from(5),
                 value_field: None,
                 description: None,
+                window: None,
             }]
         } else {
             vec![]

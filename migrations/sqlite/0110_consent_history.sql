@@ -20,6 +20,8 @@ CREATE TABLE consent_history (
     ord             INTEGER NOT NULL,
     -- 'acceptance' or 'purpose': the record the row comes from.
     source          TEXT    NOT NULL,
+    -- The event's kind (ACCEPTED, EXPIRED, ...).
+    kind            TEXT    NOT NULL,
     record_id       TEXT    NOT NULL,
     app             TEXT    NOT NULL,
     consent_id      TEXT,
@@ -30,6 +32,8 @@ CREATE TABLE consent_history (
 
 -- Recomputing one record's rows.
 CREATE INDEX consent_history_record_idx ON consent_history (project_id, record_id);
+-- Acceptances past their lifespan: the EXPIRED rows of a project.
+CREATE INDEX consent_history_kind_idx ON consent_history (project_id, kind, at, ord);
 -- The acceptances pinning a consent or a notice that gets a new version.
 CREATE INDEX consent_history_consent_idx ON consent_history (project_id, consent_id);
 CREATE INDEX consent_history_notice_idx ON consent_history (project_id, notice_id);

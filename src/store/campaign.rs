@@ -9,7 +9,9 @@ use uuid::Uuid;
 
 use super::{Page, SortDirection};
 use crate::core::campaign::codes::PromoCode;
-use crate::core::campaign::{Campaign, CampaignStatus, QuotaCharge, QuotaUsage, Redemption};
+use crate::core::campaign::{
+    Campaign, CampaignRevision, CampaignStatus, QuotaCharge, QuotaUsage, Redemption,
+};
 use crate::Result;
 
 /// A field campaigns can be sorted by.
@@ -258,6 +260,23 @@ pub trait CampaignStore: Send + Sync {
         ref_code: &str,
     ) -> impl Future<Output = Result<Option<Campaign>>> + Send;
 
+    /// The campaigns of these reference codes that exist, in any order:
+    /// what a redeem reads (its campaign and those of `withCampaigns`), in
+    /// one round trip where the store has a database.
+    fn campaigns_by_code(
+        &self,
+        project: &str,
+        ref_codes: &[&str],
+    ) -> impl Future<Output = Result<Vec<Campaign>>> + Send {
+        async move {
+            let mut found = Vec::with_capacity(ref_codes.len());
+            for code in ref_codes {
+                found.extend(self.campaign_by_code(project, code).await?);
+            }
+            Ok(found)
+        }
+    }
+
     /// A page of campaigns.
     fn list_campaigns(
         &self,
@@ -274,6 +293,27 @@ pub trait CampaignStore: Send + Sync {
 
     /// Number of campaigns in the project.
     fn count_campaigns(&self, project: &str) -> impl Future<Output = Result<u64>> + Send;
+
+    /// A page of a campaign's revisions, newest first. Every insert and
+    /// update writes the revision of the campaign it saves (number =
+    /// `version`, by = `lastModifiedBy`, at = `lastModifiedDate`) in its own
+    /// atomic step; a delete keeps them, and an insert under the id of a
+    /// deleted campaign replaces them.
+    fn campaign_revisions(
+        &self,
+        project: &str,
+        campaign_id: Uuid,
+        page: u32,
+        size: u32,
+    ) -> impl Future<Output = Result<Page<CampaignRevision>>> + Send;
+
+    /// One revision of a campaign.
+    fn campaign_revision(
+        &self,
+        project: &str,
+        campaign_id: Uuid,
+        revision: i64,
+    ) -> impl Future<Output = Result<Option<CampaignRevision>>> + Send;
 }
 
 /// Redemptions and quota usage.
@@ -332,6 +372,18 @@ pub trait RedemptionStore: Send + Sync {
         project: &str,
         keys: &[String],
     ) -> impl Future<Output = Result<HashMap<String, Decimal>>> + Send;
+
+    /// The usage of each counter at `at`, in order: a calendar counter's
+    /// redemptions and live holds (a hold past its expiry never counts,
+    /// cleaned up or not); a rolling counter's charges made in the window
+    /// ending at `at` (a charge made at `t` counts while
+    /// `t <= at < t + window`), by redemptions and live holds.
+    fn counter_usage(
+        &self,
+        project: &str,
+        counters: &[super::Counter],
+        at: DateTime<Utc>,
+    ) -> impl Future<Output = Result<Vec<super::CounterUsage>>> + Send;
 
     /// Usage of the keys that begin with `prefix` and sort after `after`
     /// (when given), in bytewise key order, at most `limit` of them: one

@@ -43,6 +43,7 @@ use chrono::{DateTime, Utc};
 use super::Page;
 use crate::core::consent::erasure::ErasureCounts;
 use crate::core::consent::evidence::{HistoryQuery, SubjectEvent};
+use crate::core::consent::history::ExpiredAcceptance;
 use crate::core::consent::ledger::LedgerHead;
 use crate::core::consent::{ContentQuery, ContentRecord, ContentType, ContentWrite, PurposeEvent};
 use crate::Result;
@@ -216,6 +217,41 @@ pub trait HistoryStore: Send + Sync {
         query: &HistoryQuery,
         now: DateTime<Utc>,
     ) -> impl Future<Output = Result<Page<SubjectEvent>>> + Send;
+
+    /// Acceptances of the project past their lifespan at `now` — those
+    /// whose history has an `EXPIRED` event at or before `now` — ordered by
+    /// `expiredDate`, then as the history orders them; `total` counts them
+    /// all.
+    fn expired_acceptances(
+        &self,
+        project: &str,
+        now: DateTime<Utc>,
+        page: u32,
+        size: u32,
+    ) -> impl Future<Output = Result<Page<ExpiredAcceptance>>> + Send;
+
+    /// Up to `limit` acceptances of the project (id and data subject, by
+    /// id) that ended — withdrawn, or expired while accepted — before
+    /// `before`, and whose subject is not a pseudonym yet: what a retention
+    /// purge rewrites.
+    fn ended_acceptances(
+        &self,
+        project: &str,
+        before: DateTime<Utc>,
+        limit: u32,
+    ) -> impl Future<Output = Result<Vec<(String, String)>>> + Send;
+
+    /// Purges one acceptance, in one transaction: every version gets
+    /// [`erase_acceptance`](crate::core::consent::erasure::erase_acceptance)`(data, pseudonym)`
+    /// and its ledger entries lose their salt (as
+    /// [`LedgerStore::erase_subject`] does for a whole subject); the
+    /// ledger is untouched. Counts only what changed.
+    fn purge_acceptance(
+        &self,
+        project: &str,
+        id: &str,
+        pseudonym: &str,
+    ) -> impl Future<Output = Result<ErasureCounts>> + Send;
 }
 
 /// Everything the consent service needs from storage.

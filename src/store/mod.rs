@@ -30,8 +30,10 @@
 mod campaign;
 mod codes;
 mod consent;
+mod hold;
 mod ping;
 
+pub use hold::{Confirmation, Counter, CounterUsage, HoldOutcome, HoldStore};
 pub use ping::Ping;
 
 pub use codes::{CodeBatch, CodeSource, CodeStore, Progress, CODE_INSERT_BATCH};
@@ -57,8 +59,19 @@ pub mod postgres;
 mod sql;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
+/// The database calls and statements this thread sent so far (SQL stores;
+/// test support, feature `testkit`): see the round-trip tests of redeem.
+#[cfg(all(feature = "testkit", any(feature = "sqlite", feature = "postgres")))]
+#[doc(hidden)]
+pub use sql::dialect::sent::counts as sql_sent;
 
 /// Every storage role: what one backend provides to both services.
-pub trait Store: CampaignStore + RedemptionStore + CodeStore + ConsentStore + 'static {}
+pub trait Store:
+    CampaignStore + RedemptionStore + HoldStore + CodeStore + ConsentStore + 'static
+{
+}
 
-impl<T: CampaignStore + RedemptionStore + CodeStore + ConsentStore + 'static> Store for T {}
+impl<T: CampaignStore + RedemptionStore + HoldStore + CodeStore + ConsentStore + 'static> Store
+    for T
+{
+}

@@ -29,10 +29,14 @@ pub(crate) mod consent;
 pub(crate) mod content;
 pub(crate) mod dialect;
 pub(crate) mod history;
+pub(crate) mod hold;
 pub(crate) mod ledger;
+pub(crate) mod marks;
 pub(crate) mod migrate;
 pub(crate) mod query;
+pub(crate) mod records;
 pub(crate) mod redemption;
+pub(crate) mod revision;
 pub(crate) mod settings;
 
 use std::fmt::Write as _;
@@ -150,6 +154,8 @@ struct StoredQuota {
     value: Decimal,
     value_field: Option<String>,
     description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    window: Option<String>,
 }
 
 /// The `quotas` column of a campaign.
@@ -162,6 +168,7 @@ pub(crate) fn quotas_json(quotas: &[Quota]) -> Result<String> {
             value: q.value,
             value_field: q.value_field.clone(),
             description: q.description.clone(),
+            window: q.window.clone(),
         })
         .collect();
     serde_json::to_string(&stored).map_err(Error::internal)
@@ -179,6 +186,7 @@ pub(crate) fn quotas_from_json(json: &str) -> Result<Vec<Quota>> {
             value: q.value,
             value_field: q.value_field,
             description: q.description,
+            window: q.window,
         })
         .collect())
 }
@@ -298,6 +306,7 @@ mod tests {
             value: "12345678901234567.891".parse().unwrap(),
             value_field: None,
             description: None,
+            window: Some("P1D".into()),
         };
         let back = quotas_from_json(&quotas_json(std::slice::from_ref(&q)).unwrap()).unwrap();
         assert_eq!(back, vec![q]);

@@ -45,6 +45,27 @@ impl CampaignStore for Counting {
     async fn delete_campaign(&self, project: &str, id: Uuid) -> Result<bool> {
         self.inner.delete_campaign(project, id).await
     }
+    async fn campaign_revisions(
+        &self,
+        project: &str,
+        campaign_id: Uuid,
+        page: u32,
+        size: u32,
+    ) -> Result<Page<crate::core::campaign::CampaignRevision>> {
+        self.inner
+            .campaign_revisions(project, campaign_id, page, size)
+            .await
+    }
+    async fn campaign_revision(
+        &self,
+        project: &str,
+        campaign_id: Uuid,
+        revision: i64,
+    ) -> Result<Option<crate::core::campaign::CampaignRevision>> {
+        self.inner
+            .campaign_revision(project, campaign_id, revision)
+            .await
+    }
     async fn campaign(&self, project: &str, id: Uuid) -> Result<Option<Campaign>> {
         self.inner.campaign(project, id).await
     }
@@ -115,6 +136,15 @@ impl RedemptionStore for Counting {
     ) -> Result<HashMap<String, Decimal>> {
         self.quota_usage.fetch_add(1, Ordering::SeqCst);
         self.inner.quota_usage(project, keys).await
+    }
+    async fn counter_usage(
+        &self,
+        project: &str,
+        counters: &[crate::store::Counter],
+        at: DateTime<Utc>,
+    ) -> Result<Vec<crate::store::CounterUsage>> {
+        self.quota_usage.fetch_add(1, Ordering::SeqCst);
+        self.inner.counter_usage(project, counters, at).await
     }
     async fn quota_usage_by_prefix(
         &self,

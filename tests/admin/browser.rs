@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use accord::campaign::RedeemRequest;
 use accord::consent::{AcceptConsentRequest, AcceptanceStatus, PurposeRequest};
 use accord::http::scope;
+use accord::store::CampaignStore;
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::json;
 
@@ -277,6 +278,7 @@ async fn scenario(driver: &Driver) {
     sign_in_and_search(&c, &base).await;
     create_a_campaign(&c, &base).await;
     toggle_and_try(&c, &base).await;
+    revisions_and_restore(&c, &base, &app).await;
     quotas_and_redemptions(&c, &base).await;
     consent_and_csrf(&c, &base).await;
     c.close().await.unwrap();
@@ -426,6 +428,81 @@ async fn toggle_and_try(c: &Client, base: &str) {
         "{why}"
     );
     shot_at(c, "try", "#result").await;
+}
+
+/// TEN was created, disabled and enabled: three revisions. Look at one's
+/// changes, restore the disabled one, then the enabled one again.
+async fn revisions_and_restore(c: &Client, base: &str, app: &App) {
+    let ten = app
+        .api
+        .campaigns()
+        .store()
+        .campaign_by_code(P, "TEN")
+        .await
+        .unwrap()
+        .unwrap();
+    c.goto(&format!("{base}/admin/p/shop/campaigns/{}", ten.id))
+        .await
+        .unwrap();
+    c.find(Locator::LinkText("Revisions"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let page = wait_for(c, "Revisions: Ten percent off").await;
+    assert!(page.contains("current"), "no current mark");
+    let rows = c
+        .find_all(Locator::Css("table.revisions tbody tr"))
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 3);
+    shot_at(c, "revisions", "table.revisions").await;
+    // The newest save's changes: the status, back to ENABLE.
+    c.find(Locator::LinkText("Changes"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_for(c, "from version 2 to version 3").await;
+    let diff = text_of(c, "table.diff tbody").await;
+    assert!(
+        diff.contains("/status") && diff.contains("\"DISABLE\"") && diff.contains("\"ENABLE\""),
+        "{diff}"
+    );
+    c.find(Locator::LinkText("All revisions"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_for(c, "Revisions: Ten percent off").await;
+    c.find(Locator::Css("button[aria-label='Restore version 2']"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_for(c, "Revision 2 of TEN restored as version 4.").await;
+    let stored = app.api.campaigns().campaign(P, ten.id).await.unwrap();
+    assert_eq!(stored.status.as_str(), "DISABLE");
+    c.find(Locator::LinkText("Revisions"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_for(c, "Revisions: Ten percent off").await;
+    c.find(Locator::Css("button[aria-label='Restore version 3']"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_for(c, "Revision 3 of TEN restored as version 5.").await;
+    let stored = app.api.campaigns().campaign(P, ten.id).await.unwrap();
+    assert_eq!(stored.status.as_str(), "ENABLE");
 }
 
 async fn quotas_and_redemptions(c: &Client, base: &str) {

@@ -560,3 +560,104 @@ fn saving_the_editor_unchanged_changes_nothing_but_the_version() {
         assert_eq!(strip(&after), strip(&c), "the editor changed the campaign");
     });
 }
+
+#[test]
+fn revisions_list_diff_restore_and_a_status_schedule() {
+    run(async {
+        let app = app();
+        let mut client = signed_in(&app, scope::ALL).await;
+        let csrf = client.csrf_on(&format!("{LIST}/new")).await;
+        // A schedule typed in the editor, in the session's offset (UTC).
+        let mut form = editor_form(&csrf, "SCHED", "1");
+        form.push((
+            "statusSchedule",
+            "2026-07-01 00:00 DISABLE\n\n2026-06-20T12:00 ENABLE",
+        ));
+        let res = client.post(&format!("{LIST}/new"), &form).await;
+        assert_eq!(res.status, StatusCode::SEE_OTHER, "{}", res.body);
+        let c = app
+            .api
+            .campaigns()
+            .list_campaigns(P, &CampaignQuery::default())
+            .await
+            .unwrap()
+            .items
+            .remove(0);
+        let at: Vec<String> = c
+            .status_schedule
+            .iter()
+            .map(|s| format!("{} {}", s.at.to_rfc3339(), s.status))
+            .collect();
+        assert_eq!(
+            at,
+            [
+                "2026-06-20T12:00:00+00:00 ENABLE",
+                "2026-07-01T00:00:00+00:00 DISABLE"
+            ]
+        );
+        let edit = format!("{LIST}/{}", c.id);
+        let page = client.get(&edit).await;
+        assert!(
+            page.body
+                .contains("2026-06-20T12:00 ENABLE\n2026-07-01T00:00 DISABLE"),
+            "the schedule is not shown in the editor"
+        );
+        // A line that is not a change is an error at the field.
+        let mut bad = editor_form(&csrf, "SCHED", "1");
+        bad.push(("version", "1"));
+        bad.push(("statusSchedule", "tomorrow PAUSE"));
+        let res = client.post(&edit, &bad).await;
+        assert_eq!(res.status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert!(res.body.contains("id=\"statusSchedule-error\""));
+
+        // Disable it from the list: version 2.
+        let res = client
+            .post(
+                &format!("{edit}/status"),
+                &[("csrf", &csrf), ("status", "DISABLE"), ("version", "1")],
+            )
+            .await;
+        assert_eq!(res.status, StatusCode::SEE_OTHER);
+        let revisions = format!("{edit}/revisions");
+        let page = client.get(&revisions).await;
+        assert_eq!(page.status, StatusCode::OK);
+        assert!(page.body.contains("/status"), "{}", page.body);
+        assert!(page.body.contains("Created"));
+        assert!(page.body.contains(&format!("{revisions}/1/restore")));
+        assert!(!page.body.contains(&format!("{revisions}/2/restore")));
+        let diff = client
+            .get(&format!("{revisions}/diff?from=1&amp;to=2").replace("&amp;", "&"))
+            .await;
+        assert_eq!(diff.status, StatusCode::OK);
+        assert!(diff.body.contains("/status"));
+        assert!(
+            diff.body.contains("&#34;DISABLE&#34;") || diff.body.contains("&quot;DISABLE&quot;")
+        );
+
+        // Restore over a stale version: refused, says so.
+        let res = client
+            .post(
+                &format!("{revisions}/1/restore"),
+                &[("csrf", &csrf), ("version", "1")],
+            )
+            .await;
+        assert_eq!(res.location(), revisions);
+        let page = client.get(&revisions).await;
+        assert!(page.body.contains("was not restored"), "{}", page.body);
+        // Restore over the current one: version 3, enabled again.
+        let res = client
+            .post(
+                &format!("{revisions}/1/restore"),
+                &[("csrf", &csrf), ("version", "2")],
+            )
+            .await;
+        assert_eq!(res.location(), edit);
+        let page = client.get(&edit).await;
+        assert!(page
+            .body
+            .contains("Revision 1 of SCHED restored as version 3."));
+        let stored = app.api.campaigns().campaign(P, c.id).await.unwrap();
+        assert_eq!((stored.version, stored.status.as_str()), (3, "ENABLE"));
+        assert_eq!(stored.last_modified_by, "alice");
+    });
+}

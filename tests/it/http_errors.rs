@@ -377,6 +377,29 @@ impl CampaignStore for Flaky {
         self.check()?;
         self.inner.delete_campaign(project, id).await
     }
+    async fn campaign_revisions(
+        &self,
+        project: &str,
+        campaign_id: Uuid,
+        page: u32,
+        size: u32,
+    ) -> Result<Page<accord::campaign::CampaignRevision>> {
+        self.check()?;
+        self.inner
+            .campaign_revisions(project, campaign_id, page, size)
+            .await
+    }
+    async fn campaign_revision(
+        &self,
+        project: &str,
+        campaign_id: Uuid,
+        revision: i64,
+    ) -> Result<Option<accord::campaign::CampaignRevision>> {
+        self.check()?;
+        self.inner
+            .campaign_revision(project, campaign_id, revision)
+            .await
+    }
     async fn campaign(&self, project: &str, id: Uuid) -> Result<Option<Campaign>> {
         self.check()?;
         self.inner.campaign(project, id).await
@@ -445,6 +468,15 @@ impl RedemptionStore for Flaky {
         self.check()?;
         self.inner.quota_usage(project, keys).await
     }
+    async fn counter_usage(
+        &self,
+        project: &str,
+        counters: &[accord::store::Counter],
+        at: DateTime<Utc>,
+    ) -> Result<Vec<accord::store::CounterUsage>> {
+        self.check()?;
+        self.inner.counter_usage(project, counters, at).await
+    }
     async fn quota_usage_by_prefix(
         &self,
         project: &str,
@@ -507,6 +539,52 @@ impl CodeStore for Flaky {
         self.inner
             .set_code_active(project, campaign_id, normalized, active)
             .await
+    }
+}
+
+impl accord::store::HoldStore for Flaky {
+    async fn place_hold(
+        &self,
+        hold: &accord::campaign::Hold,
+    ) -> Result<accord::store::HoldOutcome> {
+        self.check()?;
+        self.inner.place_hold(hold).await
+    }
+    async fn confirm_hold(
+        &self,
+        project: &str,
+        id: Uuid,
+        at: DateTime<Utc>,
+    ) -> Result<Option<accord::store::Confirmation>> {
+        self.check()?;
+        self.inner.confirm_hold(project, id, at).await
+    }
+    async fn release_hold(
+        &self,
+        project: &str,
+        id: Uuid,
+        at: DateTime<Utc>,
+    ) -> Result<Option<accord::campaign::Hold>> {
+        self.check()?;
+        self.inner.release_hold(project, id, at).await
+    }
+    async fn hold(&self, project: &str, id: Uuid) -> Result<Option<accord::campaign::Hold>> {
+        self.check()?;
+        self.inner.hold(project, id).await
+    }
+    async fn live_holds(
+        &self,
+        project: &str,
+        campaign_id: Uuid,
+        at: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<accord::campaign::Hold>> {
+        self.check()?;
+        self.inner.live_holds(project, campaign_id, at, limit).await
+    }
+    async fn sweep_quota_marks(&self, project: &str, at: DateTime<Utc>) -> Result<u64> {
+        self.check()?;
+        self.inner.sweep_quota_marks(project, at).await
     }
 }
 
@@ -632,6 +710,36 @@ impl accord::store::HistoryStore for Flaky {
         self.inner
             .subject_history(project, subject, query, now)
             .await
+    }
+    async fn expired_acceptances(
+        &self,
+        project: &str,
+        now: chrono::DateTime<chrono::Utc>,
+        page: u32,
+        size: u32,
+    ) -> Result<accord::store::Page<accord::consent::history::ExpiredAcceptance>> {
+        self.check()?;
+        self.inner
+            .expired_acceptances(project, now, page, size)
+            .await
+    }
+    async fn ended_acceptances(
+        &self,
+        project: &str,
+        before: chrono::DateTime<chrono::Utc>,
+        limit: u32,
+    ) -> Result<Vec<(String, String)>> {
+        self.check()?;
+        self.inner.ended_acceptances(project, before, limit).await
+    }
+    async fn purge_acceptance(
+        &self,
+        project: &str,
+        id: &str,
+        pseudonym: &str,
+    ) -> Result<accord::consent::erasure::ErasureCounts> {
+        self.check()?;
+        self.inner.purge_acceptance(project, id, pseudonym).await
     }
 }
 

@@ -28,6 +28,7 @@ suite::campaign_store::campaign_store_tests!(fixture);
 suite::services::services_tests!(fixture);
 suite::promotions::promotions_tests!(fixture);
 suite::code_pools::code_pool_tests!(fixture);
+suite::holds::holds_tests!(fixture);
 
 mod consent {
     crate::suite::consent::consent_suite!(super::fixture);

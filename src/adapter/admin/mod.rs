@@ -181,7 +181,7 @@ fn asset(content_type: &'static str, body: &'static str) -> Response {
 /// the API router (`router(api).merge(admin::router(console))`): it has no
 /// fallback of its own outside `/admin/`.
 pub fn router<S: HttpStore>(admin: Admin<S>) -> Router {
-    use campaigns::{codes, editor, list, try_it};
+    use campaigns::{codes, editor, list, revisions, try_it};
     Router::new()
         .route("/admin", get(|| async { Redirect::permanent("/admin/") }))
         .route("/admin/", get(signin::home::<S>))
@@ -248,6 +248,18 @@ pub fn router<S: HttpStore>(admin: Admin<S>) -> Router {
         .route(
             "/admin/p/{project}/campaigns/{id}/codes/{code}/active",
             post(codes::set_active::<S>),
+        )
+        .route(
+            "/admin/p/{project}/campaigns/{id}/revisions",
+            get(revisions::list::<S>),
+        )
+        .route(
+            "/admin/p/{project}/campaigns/{id}/revisions/diff",
+            get(revisions::diff::<S>),
+        )
+        .route(
+            "/admin/p/{project}/campaigns/{id}/revisions/{revision}/restore",
+            post(revisions::restore::<S>),
         )
         .route(
             "/admin/p/{project}/redemptions",

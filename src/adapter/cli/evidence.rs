@@ -55,6 +55,11 @@ pub struct EvidenceFlags {
     /// The controller's privacy policy (`policyUrl` in receipts).
     #[arg(long, env = "ACCORD_RECEIPT_POLICY_URL")]
     pub receipt_policy_url: Option<String>,
+    /// How many days an acceptance's personal data is kept after it ended
+    /// (withdrawn or expired); `POST …/retention/purge` removes it after.
+    /// Default: none (a purge answers 409 `retention_not_configured`).
+    #[arg(long, env = "ACCORD_CONSENT_RETENTION_DAYS", value_parser = clap::value_parser!(u32).range(1..=36500))]
+    pub consent_retention_days: Option<u32>,
 }
 
 impl EvidenceFlags {
@@ -103,6 +108,10 @@ pub(super) async fn with_evidence_keys<S: HttpStore>(
         signer = signer.with_retired_key(&public_key(retired, "--receipt-retired-key")?)?;
     }
     tracing::info!(kid = signer.kid(), "consent receipts are signed");
+    let api = match flags.consent_retention_days {
+        Some(days) => api.with_consent_retention(chrono::Duration::days(i64::from(days))),
+        None => api,
+    };
     Ok(api
         .with_pseudonym_key(key)
         .with_receipt_signer(signer, flags.controller()))

@@ -188,7 +188,12 @@ pub(crate) async fn redeem<S: HttpStore>(
             .map_err(|_| ApiError::invalid_parameter("Idempotency-Key", "must be visible ASCII"))?;
         request.idempotency_key = Some(key.to_owned());
     }
-    let result = api.campaigns.redeem(path.project(), &request).await;
+    // Validated once, here; the service and the engine read the typed
+    // request and never check it again.
+    let result = match crate::core::engine::ParsedRedeem::parse(&request) {
+        Ok(parsed) => api.campaigns.redeem_parsed(path.project(), &parsed).await,
+        Err(e) => Err(e),
+    };
     api.metrics.redeem(match &result {
         Ok(r) if r.replayed => "replayed",
         Ok(_) => "redeemed",

@@ -51,6 +51,8 @@ mod openapi;
 mod ops;
 pub mod ratelimit;
 pub mod receipt;
+mod retention;
+mod revisions;
 mod serve;
 
 use std::sync::Arc;
@@ -174,6 +176,15 @@ impl<S: HttpStore> Api<S> {
         self
     }
 
+    /// The router with a retention period for consent acceptances
+    /// ([`ConsentService::with_retention`]); without one, a purge answers
+    /// 409 `retention_not_configured`.
+    #[must_use]
+    pub fn with_consent_retention(mut self, retention: chrono::Duration) -> Self {
+        self.consent = Arc::new((*self.consent).clone().with_retention(retention));
+        self
+    }
+
     /// The router with the key that signs consent receipts and the
     /// controller they name; without one, receipts answer 409
     /// `receipts_not_configured` and the JWK set is empty.
@@ -282,6 +293,8 @@ routes! {
     GET "/consent/api/projects/{projId}/receipts/{id}" CONSENT_R => evidence::receipt::<S>;
     GET "/consent/api/projects/{projId}/ledger" CONSENT_AUD => evidence::ledger::<S>;
     GET "/consent/api/projects/{projId}/ledger/verify" CONSENT_AUD => evidence::verify_ledger::<S>;
+    GET "/consent/api/projects/{projId}/retention/expired" CONSENT_AUD => retention::expired_acceptances::<S>;
+    POST "/consent/api/projects/{projId}/retention/purge" CONSENT_ADM => retention::purge::<S>;
 
     POST "/campaign/api/projects/{projId}/search" CAMPAIGN_R => campaign::search::<S>;
     POST "/campaign/api/projects/{projId}/redeem/campaign-code" CAMPAIGN_W => campaign::redeem::<S>;
@@ -300,6 +313,10 @@ routes! {
     POST "/campaign/api/projects/{projId}/campaigns/{id}/codes/{code}/deactivate" CAMPAIGN_ADM => codes::deactivate_code::<S>;
     POST "/campaign/api/projects/{projId}/campaigns/{id}/codes/{code}/activate" CAMPAIGN_ADM => codes::activate_code::<S>;
     GET "/campaign/api/projects/{projId}/codes/{code}" CAMPAIGN_R => codes::code_lookup::<S>;
+    GET "/campaign/api/projects/{projId}/campaigns/{id}/revisions" CAMPAIGN_ADM => revisions::list_revisions::<S>;
+    GET "/campaign/api/projects/{projId}/campaigns/{id}/revisions/diff" CAMPAIGN_ADM => revisions::diff_revisions::<S>;
+    GET "/campaign/api/projects/{projId}/campaigns/{id}/revisions/{revision}" CAMPAIGN_ADM => revisions::get_revision::<S>;
+    POST "/campaign/api/projects/{projId}/campaigns/{id}/revisions/{revision}/restore" CAMPAIGN_ADM => revisions::restore_revision::<S>;
 }
 
 /// Puts the auth guard of `access` in front of one method of a route (not

@@ -22,6 +22,8 @@ pub use super::promotion::{
     AllocateMethod, BenefitCap, CapScope, Capped, CappedBy, LineShare, Stacking,
     DEFAULT_AMOUNT_ATTRIBUTE,
 };
+use super::schedule::StatusChange;
+use super::window::QuotaWindow;
 use crate::core::wire::{self, Scalar};
 use crate::string_enum;
 
@@ -298,6 +300,13 @@ pub struct Quota {
     /// Description.
     #[serde(default)]
     pub description: Option<String>,
+    /// A rolling window (`PT24H`, `P7D`): the limit holds in any window of
+    /// this duration ending now, instead of over all time. Absent: a
+    /// calendar quota (docs/quotas.md, "Rolling windows"). Saved in
+    /// canonical form (`PT24H` as `P1D`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "http", schema(example = "PT24H"))]
+    pub window: Option<String>,
 }
 
 /// What a client sends to create or update a campaign.
@@ -346,6 +355,10 @@ pub struct CampaignInput {
     /// (`${day}`, `${month}`, `${year}`, `${week}`); absent: the project's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_zone: Option<String>,
+    /// Scheduled status changes: from each change's `at` on, its `status`
+    /// is in force instead of `status` (until the next change). At most 50.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub status_schedule: Vec<StatusChange>,
     /// Quotas.
     #[serde(default)]
     pub quotas: Vec<Quota>,
@@ -393,6 +406,10 @@ pub struct Campaign {
     /// IANA time zone of the calendar names; absent: the project's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_zone: Option<String>,
+    /// Scheduled status changes, sorted by `at`: from each change's `at`
+    /// on, its `status` is in force instead of `status`. Absent: none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub status_schedule: Vec<StatusChange>,
     /// Quotas.
     pub quotas: Vec<Quota>,
     /// Rules.
@@ -416,10 +433,19 @@ pub struct Campaign {
 }
 
 impl Campaign {
-    /// Whether the campaign runs at `now`: `status = ENABLE` and
+    /// Whether the campaign runs at `now`: the status in force at `now`
+    /// ([`status_at`](Self::status_at)) is `ENABLE` and
     /// `startDate <= now < endDate`.
     pub fn is_running(&self, now: DateTime<Utc>) -> bool {
-        self.status == CampaignStatus::Enable && self.start_date <= now && now < self.end_date
+        *self.status_at(now) == CampaignStatus::Enable
+            && self.start_date <= now
+            && now < self.end_date
+    }
+
+    /// The status in force at `now`: `status`, or the status of the latest
+    /// scheduled change at or before `now`.
+    pub fn status_at(&self, now: DateTime<Utc>) -> &CampaignStatus {
+        super::schedule::status_at(&self.status, &self.status_schedule, now)
     }
 
     /// The campaign with `active` computed for `now`.
@@ -674,6 +700,12 @@ pub struct QuotaCharge {
     #[serde(with = "wire::decimal_number")]
     #[cfg_attr(feature = "http", schema(value_type = f64))]
     pub limit: Decimal,
+    /// The rolling window of the quota, when it has one: the limit holds
+    /// in any window of this duration (the counter is the key and the
+    /// window). Absent: a calendar quota.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "http", schema(value_type = Option<String>, example = "PT24H"))]
+    pub window: Option<QuotaWindow>,
 }
 
 /// A recorded redemption; also the response of redeem.
@@ -737,6 +769,20 @@ pub struct QuotaUsage {
     #[serde(default, with = "wire::decimal_number::option")]
     #[cfg_attr(feature = "http", schema(value_type = Option<f64>))]
     pub limit: Option<Decimal>,
+    /// The rolling window of the counter (`used` is then the usage in the
+    /// window ending now); absent: a calendar quota.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "http", schema(value_type = Option<String>, example = "PT24H"))]
+    pub window: Option<QuotaWindow>,
+    /// The part of `used` reserved by live holds (not yet confirmed);
+    /// absent when none.
+    #[serde(
+        default,
+        with = "wire::decimal_number::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[cfg_attr(feature = "http", schema(value_type = Option<f64>))]
+    pub held: Option<Decimal>,
 }
 
 impl Campaign {
@@ -757,6 +803,7 @@ impl Campaign {
             group_name: self.group_name.clone(),
             stacking: self.stacking.clone(),
             time_zone: self.time_zone.clone(),
+            status_schedule: self.status_schedule.clone(),
             quotas: self.quotas.clone(),
             rules: self.rules.clone(),
             version: Some(self.version),

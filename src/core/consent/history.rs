@@ -23,6 +23,7 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
 
 use super::content::{get_string, ContentRecord};
 use super::evidence::{acceptance_events, purpose_event, EventKind, Pins, SubjectEvent};
@@ -54,6 +55,74 @@ impl HistoryRow {
     pub fn key(&self) -> (DateTime<Utc>, bool, i64) {
         (self.event.at, self.derived, self.ord)
     }
+}
+
+/// An acceptance past its lifespan: its `expiredDate` passed while it was
+/// accepted (its history has an `EXPIRED` event).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ExpiredAcceptance {
+    /// The data subject (a `pseudonym:` once erased).
+    pub data_subject: String,
+    /// The acceptance id.
+    pub acceptance_id: String,
+    /// Its latest version.
+    pub version: Option<i64>,
+    /// The application.
+    pub application: String,
+    /// The consent accepted.
+    pub consent_id: Option<String>,
+    /// The consent revision accepted.
+    pub consent_revision: Option<i64>,
+    /// The privacy notice shown.
+    pub privacy_notice_id: Option<String>,
+    /// Its revision.
+    pub privacy_notice_revision: Option<i64>,
+    /// The purposes accepted.
+    pub purposes: Vec<String>,
+    /// `acceptanceDate`.
+    pub acceptance_date: Option<DateTime<Utc>>,
+    /// When the lifespan ended (`expiredDate`).
+    pub expired_date: DateTime<Utc>,
+}
+
+impl ExpiredAcceptance {
+    /// The acceptance an `EXPIRED` event of `subject` names (`None` for
+    /// other kinds).
+    pub fn of(subject: &str, e: &SubjectEvent) -> Option<Self> {
+        (e.kind == EventKind::Expired).then(|| ExpiredAcceptance {
+            data_subject: subject.to_owned(),
+            acceptance_id: e.record_id.clone(),
+            version: e.version,
+            application: e.application.clone(),
+            consent_id: e.consent_id.clone(),
+            consent_revision: e.consent_revision,
+            privacy_notice_id: e.privacy_notice_id.clone(),
+            privacy_notice_revision: e.privacy_notice_revision,
+            purposes: e.purposes.clone(),
+            acceptance_date: e.acceptance_date,
+            expired_date: e.at,
+        })
+    }
+}
+
+/// What a retention purge did
+/// ([`ConsentService::purge_retention`](crate::service::consent::ConsentService::purge_retention)).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct PurgeReport {
+    /// Acceptances that ended (withdrawn or expired) before this instant
+    /// were purged: now minus the configured retention.
+    pub ended_before: DateTime<Utc>,
+    /// The retention, in days.
+    pub retention_days: i64,
+    /// Acceptances purged.
+    pub acceptances: u64,
+    /// What was rewritten: acceptance versions and ledger salts (purpose
+    /// events are left to erasure).
+    pub erased: super::erasure::ErasureCounts,
 }
 
 /// The consent and the privacy notice an acceptance pins (its latest pins,

@@ -39,7 +39,7 @@ pub(crate) fn reserved<'a>(
     Some(match name {
         "campaignCode" => Cow::Borrowed(c.ref_code.as_str()),
         "campaignId" => Cow::Owned(c.id.to_string()),
-        "channel" => Cow::Borrowed(c.channel.as_deref().or(req.request.channel.as_deref())?),
+        "channel" => Cow::Borrowed(c.channel.as_deref().or(req.request.channel)?),
         "day" | "month" | "year" | "week" => Cow::Owned(calendar(name, now, cc.zone)?),
         _ => return None,
     })
@@ -178,8 +178,9 @@ pub(crate) fn charges<B: Borrow<Then>>(
     merge(charges)
 }
 
-/// Merges charges to the same key (amounts summed, smallest limit kept) and
-/// sorts them by key. A sum beyond Decimal's range is an
+/// Merges charges to the same counter — key and window — (amounts summed,
+/// smallest limit kept) and sorts them by key, then window (calendar
+/// first). A sum beyond Decimal's range is an
 /// `invalid_quota_amount` error, never a panic.
 pub(crate) fn merge(charges: Vec<QuotaCharge>) -> Result<Vec<QuotaCharge>> {
     if charges.len() < 2 {
@@ -187,7 +188,10 @@ pub(crate) fn merge(charges: Vec<QuotaCharge>) -> Result<Vec<QuotaCharge>> {
     }
     let mut out: Vec<QuotaCharge> = Vec::with_capacity(charges.len());
     for c in charges {
-        match out.iter_mut().find(|o| o.key == c.key) {
+        match out
+            .iter_mut()
+            .find(|o| o.key == c.key && o.window == c.window)
+        {
             Some(existing) => {
                 existing.amount = existing.amount.checked_add(c.amount).ok_or_else(|| {
                     Error::invalid_field(
@@ -201,7 +205,7 @@ pub(crate) fn merge(charges: Vec<QuotaCharge>) -> Result<Vec<QuotaCharge>> {
             None => out.push(c),
         }
     }
-    out.sort_by(|a, b| a.key.cmp(&b.key));
+    out.sort_by(|a, b| a.key.cmp(&b.key).then(a.window.cmp(&b.window)));
     Ok(out)
 }
 
@@ -268,6 +272,7 @@ pub(crate) fn charge<B: Borrow<Then>>(
         key,
         amount,
         limit: quota.limit,
+        window: quota.window,
     })
 }
 

@@ -71,6 +71,7 @@ pub(crate) struct CompiledQuota {
     pub(crate) key: Template,
     pub(crate) limit: Decimal,
     pub(crate) value_field: Option<String>,
+    pub(crate) window: Option<crate::core::campaign::QuotaWindow>,
 }
 
 impl CompiledCampaign {
@@ -134,6 +135,9 @@ impl CompiledCampaign {
                         key,
                         limit: q.value,
                         value_field: q.value_field.clone().filter(|f| !f.trim().is_empty()),
+                        // A window that does not parse is reported by
+                        // validation (`invalid_quota_window`).
+                        window: q.window.as_deref().and_then(|w| w.parse().ok()),
                     }),
                     Err(e) => {
                         let mut problem =

@@ -20,6 +20,7 @@ mod compile;
 mod eval;
 mod index;
 pub mod money;
+mod parsed;
 mod plan;
 mod redeem;
 mod request;
@@ -34,6 +35,7 @@ use chrono::{DateTime, Utc};
 
 pub use benefit::{calendar, RESERVED_NAMES};
 pub use compile::CompiledCampaign;
+pub use parsed::ParsedRedeem;
 pub use redeem::PlannedRedemption;
 pub use request::{check_limits, Prepared};
 
@@ -321,7 +323,7 @@ impl Engine {
 
     /// Prepares a request for this snapshot.
     pub fn prepare<'r>(&self, request: &'r SearchRequest) -> Result<Prepared<'r>> {
-        Prepared::new(request, &self.symbols)
+        Prepared::new(request.into(), &self.symbols)
     }
 
     /// Which benefits of which running campaigns apply to `request` at
@@ -434,19 +436,29 @@ impl Engine {
         request: &RedeemRequest,
         now: DateTime<Utc>,
     ) -> Result<PlannedRedemption> {
+        self.plan_parsed(ref_code, &ParsedRedeem::parse(request)?, now)
+    }
+
+    /// [`plan_redeem`](Self::plan_redeem) of a request parsed already: it
+    /// is evaluated in place, not checked again.
+    pub fn plan_parsed(
+        &self,
+        ref_code: &str,
+        request: &ParsedRedeem<'_>,
+        now: DateTime<Utc>,
+    ) -> Result<PlannedRedemption> {
         let c = *self.by_code.get(ref_code).ok_or_else(|| {
             crate::Error::new(
                 ErrorCode::CampaignNotFound,
                 format!("no campaign with refCode {ref_code:?}"),
             )
         })?;
-        let search = request.as_search();
-        let req = self.prepare(&search)?;
+        let req = Prepared::checked(request.view(), &self.symbols);
         redeem::plan(
             &self.campaigns[c],
             &self.rules[self.rules_of(c)],
             &req,
-            request,
+            request.request(),
             now,
         )
     }

@@ -128,7 +128,7 @@ pub(crate) fn apply(then: &mut Then, place: &Place<'_>, req: &Prepared<'_>) -> R
     if then.cap.is_none() && then.allocate.is_none() {
         return Ok(());
     }
-    let cart = &req.request.cart;
+    let cart = req.request.cart;
     let attribute = then
         .cap
         .as_ref()

@@ -113,6 +113,8 @@ impl RulePlan {
 #[derive(Debug, Clone)]
 pub(crate) struct CampaignMeta {
     enabled: bool,
+    /// The campaign's scheduled status changes (usually none).
+    schedule: Vec<crate::core::campaign::StatusChange>,
     start: DateTime<Utc>,
     end: DateTime<Utc>,
     /// Whether the campaign runs on one channel only.
@@ -124,6 +126,7 @@ impl CampaignMeta {
         let c = &cc.campaign;
         CampaignMeta {
             enabled: c.status == crate::core::campaign::CampaignStatus::Enable,
+            schedule: c.status_schedule.clone(),
             start: c.start_date,
             end: c.end_date,
             has_channel: c.channel.is_some(),
@@ -132,7 +135,18 @@ impl CampaignMeta {
 
     /// [`crate::core::campaign::Campaign::is_running`].
     pub(crate) fn is_running(&self, now: DateTime<Utc>) -> bool {
-        self.enabled && self.start <= now && now < self.end
+        let enabled = if self.schedule.is_empty() {
+            self.enabled
+        } else {
+            let base = if self.enabled {
+                crate::core::campaign::CampaignStatus::Enable
+            } else {
+                crate::core::campaign::CampaignStatus::Disable
+            };
+            *crate::core::campaign::status_at(&base, &self.schedule, now)
+                == crate::core::campaign::CampaignStatus::Enable
+        };
+        enabled && self.start <= now && now < self.end
     }
 }
 

@@ -50,8 +50,11 @@ pub(crate) fn plan(
         return Err(unprocessable(
             ErrorCode::CampaignNotActive,
             format!(
-                "campaign {:?} is not running (status {}, {} to {})",
-                c.ref_code, c.status, c.start_date, c.end_date
+                "campaign {:?} is not running (status {} now, {} to {})",
+                c.ref_code,
+                c.status_at(now),
+                c.start_date,
+                c.end_date
             ),
         ));
     }

@@ -8,7 +8,9 @@ use serde_json::Value;
 use std::borrow::Cow;
 
 use super::plan::{InputRef, Symbols};
-use crate::core::campaign::{CartItem, SearchRequest};
+use serde_json::Map;
+
+use crate::core::campaign::{Cart, CartItem, RedeemRequest, SearchRequest};
 use crate::core::condition::{Field, Input};
 use crate::core::error::ErrorCode;
 use crate::core::limits::{
@@ -93,10 +95,43 @@ impl<'r> Item<'r> {
     }
 }
 
+/// The parts of a search or redeem request that the engine reads,
+/// borrowed: a redeem request is evaluated in place, never copied into a
+/// search request.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RequestView<'r> {
+    pub(crate) name: Option<&'r str>,
+    pub(crate) channel: Option<&'r str>,
+    pub(crate) attribute: &'r Map<String, Value>,
+    pub(crate) cart: &'r Cart,
+}
+
+impl<'r> From<&'r SearchRequest> for RequestView<'r> {
+    fn from(r: &'r SearchRequest) -> Self {
+        RequestView {
+            name: r.name.as_deref(),
+            channel: r.channel.as_deref(),
+            attribute: &r.attribute,
+            cart: &r.cart,
+        }
+    }
+}
+
+impl<'r> From<&'r RedeemRequest> for RequestView<'r> {
+    fn from(r: &'r RedeemRequest) -> Self {
+        RequestView {
+            name: None,
+            channel: r.channel.as_deref(),
+            attribute: &r.attribute,
+            cart: &r.cart,
+        }
+    }
+}
+
 /// A request, prepared for evaluation against one snapshot.
 #[derive(Debug)]
 pub struct Prepared<'r> {
-    pub(crate) request: &'r SearchRequest,
+    pub(crate) request: RequestView<'r>,
     /// Custom attributes by slot of the snapshot's symbols; names no
     /// condition reads are not prepared at all.
     attrs: Vec<Attr<'r>>,
@@ -108,23 +143,29 @@ pub struct Prepared<'r> {
 
 impl<'r> Prepared<'r> {
     /// Prepares a request; fails when it exceeds a request limit.
-    pub(crate) fn new(request: &'r SearchRequest, symbols: &Symbols) -> Result<Prepared<'r>> {
-        check_limits(request)?;
-        let cart = &request.cart;
+    pub(crate) fn new(request: RequestView<'r>, symbols: &Symbols) -> Result<Prepared<'r>> {
+        check_request(request, true)?;
+        Ok(Prepared::checked(request, symbols))
+    }
+
+    /// Prepares a request already checked against the request limits
+    /// ([`check_request`]; a redeem's at its parse).
+    pub(crate) fn checked(request: RequestView<'r>, symbols: &Symbols) -> Prepared<'r> {
+        let cart = request.cart;
         let mut attrs = vec![Attr::Missing; symbols.len()];
-        for (name, value) in &request.attribute {
+        for (name, value) in request.attribute {
             if let Some(slot) = symbols.get(name) {
                 attrs[slot as usize] = Attr::from_json(value);
             }
         }
-        Ok(Prepared {
+        Prepared {
             request,
             attrs,
             total_price: cart.total_price.as_ref().map(|s| Field::new(s.as_text())),
             currency: cart.currency.as_ref().map(|s| Field::new(s.as_text())),
-            channel: request.channel.as_deref().map(Field::new),
+            channel: request.channel.map(Field::new),
             items: cart.items.iter().map(Item::new).collect(),
-        })
+        }
     }
 
     /// The input of a request-level condition.
@@ -212,9 +253,35 @@ fn too_large(field: impl Into<String>, code: ErrorCode, what: &str, limit: usize
 /// the NUL character (see [`crate::core::wire::find_nul`]): quota keys and
 /// redemptions are built from request text.
 pub fn check_limits(request: &SearchRequest) -> Result<()> {
+    check_request(request.into(), true)
+}
+
+/// [`check_limits`] on a borrowed request; `nul`: also look for NUL (a
+/// redeem's parse has looked already, in every field of the request).
+pub(crate) fn check_request(request: RequestView<'_>, nul: bool) -> Result<()> {
     check_sizes(request)?;
     let mut problems = crate::core::error::Problems::new();
-    for (name, value) in &request.attribute {
+    if nul {
+        nul_problems(request, &mut problems);
+    }
+    check_numbers(request, &mut problems);
+    if let Some(Value::String(user)) = request.attribute.get("userId") {
+        if user.len() > crate::core::limits::MAX_USER_ID_LEN {
+            problems.push(
+                "attribute.userId",
+                ErrorCode::TooLong,
+                format!(
+                    "userId is at most {} bytes long",
+                    crate::core::limits::MAX_USER_ID_LEN
+                ),
+            );
+        }
+    }
+    problems.into_result()
+}
+
+fn nul_problems(request: RequestView<'_>, problems: &mut crate::core::error::Problems) {
+    for (name, value) in request.attribute {
         // Paths are built only for a value that has a NUL.
         if !name.contains('\0') && !crate::core::wire::contains_nul(value) {
             continue;
@@ -227,14 +294,14 @@ pub fn check_limits(request: &SearchRequest) -> Result<()> {
                 "names must not contain the NUL character (U+0000)",
             );
         }
-        crate::core::wire::find_nul(value, &path, &mut problems);
+        crate::core::wire::find_nul(value, &path, problems);
     }
     let text = |s: Option<&str>| s.is_some_and(|s| s.contains('\0'));
-    let cart = &request.cart;
+    let cart = request.cart;
     let scalar = |s: &Option<Scalar>| matches!(s, Some(Scalar::Text(t)) if t.contains('\0'));
     for (field, bad) in [
-        ("channel", text(request.channel.as_deref())),
-        ("name", text(request.name.as_deref())),
+        ("channel", text(request.channel)),
+        ("name", text(request.name)),
         ("cart.currency", scalar(&cart.currency)),
         ("cart.totalPrice", scalar(&cart.total_price)),
     ] {
@@ -260,34 +327,20 @@ pub fn check_limits(request: &SearchRequest) -> Result<()> {
             );
         }
     }
-    check_numbers(request, &mut problems);
-    if let Some(Value::String(user)) = request.attribute.get("userId") {
-        if user.len() > crate::core::limits::MAX_USER_ID_LEN {
-            problems.push(
-                "attribute.userId",
-                ErrorCode::TooLong,
-                format!(
-                    "userId is at most {} bytes long",
-                    crate::core::limits::MAX_USER_ID_LEN
-                ),
-            );
-        }
-    }
-    problems.into_result()
 }
 
 /// Every JSON number a condition or a quota could read must be an exact
 /// `Decimal`: one beyond its range or precision is refused (422
 /// `invalid_number` at the field), never rounded. Numbers nested in an
 /// object attribute are never compared and are not checked.
-fn check_numbers(request: &SearchRequest, problems: &mut crate::core::error::Problems) {
+fn check_numbers(request: RequestView<'_>, problems: &mut crate::core::error::Problems) {
     let mut check = |field: &dyn Fn() -> String, n: &serde_json::Number| {
         if crate::core::wire::parse_decimal(n.as_str()).is_none() {
             let message = crate::core::wire::decimal_number::not_exact(&Scalar::Number(n.clone()));
             problems.push(field(), ErrorCode::InvalidNumber, message);
         }
     };
-    for (name, value) in &request.attribute {
+    for (name, value) in request.attribute {
         match value {
             Value::Number(n) => check(&|| format!("attribute.{name}"), n),
             Value::Array(xs) => {
@@ -300,7 +353,7 @@ fn check_numbers(request: &SearchRequest, problems: &mut crate::core::error::Pro
             _ => {}
         }
     }
-    let cart = &request.cart;
+    let cart = request.cart;
     for (field, value) in [
         ("cart.totalPrice", &cart.total_price),
         ("cart.currency", &cart.currency),
@@ -329,11 +382,11 @@ fn long(s: &str) -> bool {
     s.len() > MAX_REQUEST_STRING_LEN
 }
 
-fn check_sizes(request: &SearchRequest) -> Result<()> {
-    check_attribute_sizes(&request.attribute)?;
-    check_cart_sizes(&request.cart)?;
-    for (field, value) in [("channel", &request.channel), ("name", &request.name)] {
-        if value.as_deref().is_some_and(long) {
+fn check_sizes(request: RequestView<'_>) -> Result<()> {
+    check_attribute_sizes(request.attribute)?;
+    check_cart_sizes(request.cart)?;
+    for (field, value) in [("channel", request.channel), ("name", request.name)] {
+        if value.is_some_and(long) {
             return Err(too_large(
                 field,
                 LONG,

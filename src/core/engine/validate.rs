@@ -12,7 +12,9 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::CompiledCampaign;
-use crate::core::campaign::{Campaign, CampaignInput, CampaignStatus, Stacking};
+use crate::core::campaign::{
+    Campaign, CampaignInput, CampaignStatus, Stacking, MAX_STATUS_CHANGES,
+};
 use crate::core::error::ErrorCode;
 use crate::core::error::Problems;
 use crate::core::limits::{
@@ -66,7 +68,12 @@ pub(crate) fn build(
             .map(normalize_stacking)
             .filter(|s| !s.is_default()),
         time_zone: input.time_zone.filter(|z| !z.trim().is_empty()),
-        quotas: input.quotas,
+        status_schedule: {
+            let mut schedule = input.status_schedule;
+            schedule.sort_by_key(|c| c.at);
+            schedule
+        },
+        quotas: input.quotas.into_iter().map(canonical_window).collect(),
         rules: input.rules,
         project_id: stamp.project.to_owned(),
         version: existing.map_or(1, |e| e.version + 1),
@@ -122,6 +129,17 @@ fn check_constant_formulas(input: &CampaignInput, problems: &mut Problems) {
     }
 }
 
+/// A quota with its window in canonical form (`PT24H` saved as `P1D`); a
+/// window that does not parse is kept as sent, for validation to report.
+fn canonical_window(mut quota: crate::core::campaign::Quota) -> crate::core::campaign::Quota {
+    if let Some(w) = &quota.window {
+        if let Ok(parsed) = w.parse::<crate::core::campaign::QuotaWindow>() {
+            quota.window = Some(parsed.to_string());
+        }
+    }
+    quota
+}
+
 /// Quota keys: bounded, and rendering distinct values to distinct keys
 /// (docs/quotas.md).
 fn check_quota_keys(input: &CampaignInput, problems: &mut Problems) {
@@ -132,6 +150,15 @@ fn check_quota_keys(input: &CampaignInput, problems: &mut Problems) {
             Some(&quota.key),
             MAX_QUOTA_KEY_LEN,
         );
+        if let Some(window) = &quota.window {
+            if let Err(e) = window.parse::<crate::core::campaign::QuotaWindow>() {
+                problems.push(
+                    format!("quotas[{i}].window"),
+                    ErrorCode::InvalidQuotaWindow,
+                    e.to_string(),
+                );
+            }
+        }
         let Ok(key) = crate::core::template::Template::parse(&quota.key) else {
             continue;
         };
@@ -149,6 +176,47 @@ fn check_quota_keys(input: &CampaignInput, problems: &mut Problems) {
                 ErrorCode::QuotaKeyAmbiguous,
                 "a key with placeholders may not contain `%` in its own text \
                  (`%` escapes characters of substituted values)",
+            );
+        }
+    }
+}
+
+/// A schedule holds at most [`MAX_STATUS_CHANGES`] changes, each of a known
+/// status, at distinct instants.
+fn check_status_schedule(input: &CampaignInput, problems: &mut Problems) {
+    let schedule = &input.status_schedule;
+    if schedule.len() > MAX_STATUS_CHANGES {
+        problems.push(
+            "statusSchedule",
+            ErrorCode::TooMany,
+            format!(
+                "at most {MAX_STATUS_CHANGES} status changes may be scheduled, got {}",
+                schedule.len()
+            ),
+        );
+    }
+    for (i, change) in schedule.iter().enumerate() {
+        if !change.status.is_known() {
+            problems.push(
+                format!("statusSchedule[{i}].status"),
+                ErrorCode::InvalidEnum,
+                format!(
+                    "unknown status {:?}; expected one of {}",
+                    change.status.as_str(),
+                    CampaignStatus::expected()
+                ),
+            );
+        }
+        if schedule[..i].iter().any(|other| other.at == change.at) {
+            problems.push(
+                format!("statusSchedule[{i}].at"),
+                ErrorCode::Duplicate,
+                format!(
+                    "another status change is scheduled at {}",
+                    change
+                        .at
+                        .to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)
+                ),
             );
         }
     }
@@ -213,6 +281,7 @@ fn check_fields(input: &CampaignInput, problems: &mut Problems) {
         }
         _ => {}
     }
+    check_status_schedule(input, problems);
     if !input.status.is_known() {
         problems.push(
             "status",

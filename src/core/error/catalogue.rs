@@ -146,6 +146,10 @@ catalogue! {
         "No route has this path.";
     CampaignNotFound = "campaign_not_found", NotFound, Problem, "Campaign not found",
         "No campaign with this id in the project.";
+    HoldNotFound = "hold_not_found", NotFound, Problem, "Hold not found",
+        "No quota hold with this id in the project.";
+    CampaignRevisionNotFound = "campaign_revision_not_found", NotFound, Problem, "Campaign revision not found",
+        "The campaign has no revision with this number.";
     RedemptionNotFound = "redemption_not_found", NotFound, Problem, "Redemption not found",
         "No redemption with this id in the project.";
     ContentNotFound = "content_not_found", NotFound, Problem, "Content not found",
@@ -182,6 +186,10 @@ catalogue! {
     // 409: the request conflicts with the current state.
     QuotaExceeded = "quota_exceeded", Conflict, Problem, "Quota exceeded",
         "A quota of the redeem would go over its limit; nothing was recorded.";
+    HoldExpired = "hold_expired", Conflict, Problem, "Hold expired",
+        "A quota hold is confirmed after its expiry: its quota was returned; place a new hold or redeem.";
+    HoldReleased = "hold_released", Conflict, Problem, "Hold released",
+        "A quota hold is confirmed after it was released.";
     StackingConflict = "stacking_conflict", Conflict, Problem, "Stacking conflict",
         "Campaigns redeemed for the same order (`withCampaigns`) may not be applied together.";
     StaleVersion = "stale_version", Conflict, Problem, "Stale version",
@@ -206,6 +214,8 @@ catalogue! {
         "A code of an import is already in the project (or twice in the file), case, spaces and dashes aside.";
     CodeSpaceExhausted = "code_space_exhausted", Conflict, Problem, "Code space exhausted",
         "Generating codes met taken codes too often (earlier codes fill the space of this length and affixes); nothing was stored.";
+    RetentionNotConfigured = "retention_not_configured", Conflict, Problem, "Retention not configured",
+        "A purge needs a retention period in the server's configuration, and the server has none.";
 
     // 413: a size or work budget.
     PayloadTooLarge = "payload_too_large", LimitExceeded, Problem, "Payload too large",
@@ -333,8 +343,12 @@ catalogue! {
         "A priority that is not a whole number within its range.";
     InvalidRefCode = "invalid_ref_code", Validation, Field, "Invalid refCode",
         "A `refCode` with characters outside A-Z a-z 0-9 _ . -.";
+    InvalidHoldTtl = "invalid_hold_ttl", Validation, Both, "Invalid hold ttl",
+        "A hold's `ttl` that is not a whole number of seconds from 1 to the limit (`docs/quotas.md`).";
     InvalidTimeZone = "invalid_time_zone", Validation, Field, "Invalid time zone",
         "Not an IANA time zone name (`Asia/Bangkok`).";
+    InvalidQuotaWindow = "invalid_quota_window", Validation, Field, "Invalid quota window",
+        "A quota `window` that is not a duration of 1 second to 366 days in ISO 8601 form (`PT24H`, `P7D`).";
     QuotaKeyAmbiguous = "quota_key_ambiguous", Validation, Field, "Quota key ambiguous",
         "A quota key template with placeholders side by side, which could render two values as one key.";
     InListSyntax = "in_list_syntax", Validation, Field, "in list syntax",

@@ -13,7 +13,7 @@ use super::{campaign_not_found, CampaignService};
 use crate::core::campaign::codes::{
     csv_line, lookup_code, parse_csv, GenerateCodes, PromoCode, CSV_HEADER, MAX_GENERATE,
 };
-use crate::core::campaign::model::{Campaign, RedeemRequest};
+use crate::core::campaign::model::Campaign;
 use crate::core::error::ErrorCode;
 use crate::store::{
     check_page_size, CampaignStore, CodeBatch, CodeRefusal, CodeSource, CodeStore, Page, Progress,
@@ -43,16 +43,6 @@ fn code_not_found(code: &str) -> Error {
         ErrorCode::CodeNotFound,
         format!("no code {code:?} in this project"),
     )
-}
-
-/// The normalized code of a redeem request, if it carries one.
-pub(super) fn redeem_code(request: &RedeemRequest) -> Result<Option<String>> {
-    match &request.code {
-        None => Ok(None),
-        Some(code) => lookup_code("code", code)
-            .map(Some)
-            .map_err(|e| Error::validation(vec![e])),
-    }
 }
 
 /// The error of a redemption refused for its code.

@@ -3,57 +3,38 @@
 //! child of the service module; the decision itself is the engine's
 //! (`engine::stacking`), pure.
 
-use super::CampaignService;
 use crate::core::campaign::model::Campaign;
 use crate::core::engine::stacking;
-use crate::core::limits::{MAX_ACTION_REFS, MAX_REF_CODE_LEN};
-use crate::store::{CampaignStore, RedemptionStore};
 use crate::{Error, ErrorCode, FieldError, Result};
 
-impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
-    /// Refuses (409 `stacking_conflict`) a redeem of `campaign` together
-    /// with the campaigns named in `with` (their `refCode`s), when their
-    /// stacking rules forbid the combination. Each must exist in the
-    /// project (422 `unknown_campaign` naming every one that does not).
-    pub(super) async fn check_combination(
-        &self,
-        project: &str,
-        campaign: &Campaign,
-        with: &[String],
-    ) -> Result<()> {
-        if with.is_empty() {
-            return Ok(());
-        }
-        if with.len() > MAX_ACTION_REFS {
-            let message = format!("withCampaigns names more than {MAX_ACTION_REFS} campaigns");
-            return Err(
-                Error::new(ErrorCode::RequestTooLarge, message.clone()).with_fields(vec![
-                    FieldError::new("withCampaigns", ErrorCode::TooMany, message),
-                ]),
-            );
-        }
-        let mut others = Vec::with_capacity(with.len());
-        let mut problems = Vec::new();
-        for (i, code) in with.iter().enumerate() {
-            let found = if code.len() > MAX_REF_CODE_LEN {
-                None
-            } else {
-                self.store.campaign_by_code(project, code).await?
-            };
-            match found {
-                Some(c) => others.push(c),
-                None => problems.push(FieldError::new(
-                    format!("withCampaigns[{i}]"),
-                    ErrorCode::UnknownCampaign,
-                    format!("no campaign with refCode {code:?}"),
-                )),
-            }
-        }
-        if !problems.is_empty() {
-            let message = problems[0].message.clone();
-            return Err(Error::new(ErrorCode::UnknownCampaign, message).with_fields(problems));
-        }
-        let others: Vec<&Campaign> = others.iter().collect();
-        stacking::check_combination(campaign, &others)
+/// Refuses (409 `stacking_conflict`) a redeem of `campaign` together with
+/// the campaigns named in `with` (their `refCode`s), when their stacking
+/// rules forbid the combination. Each must be among `found`, the
+/// campaigns the redeem read (422 `unknown_campaign` naming every one that
+/// is not).
+pub(super) fn check_combination(
+    campaign: &Campaign,
+    with: &[String],
+    found: &[Campaign],
+) -> Result<()> {
+    if with.is_empty() {
+        return Ok(());
     }
+    let mut others = Vec::with_capacity(with.len());
+    let mut problems = Vec::new();
+    for (i, code) in with.iter().enumerate() {
+        match found.iter().find(|c| c.ref_code == *code) {
+            Some(c) => others.push(c),
+            None => problems.push(FieldError::new(
+                format!("withCampaigns[{i}]"),
+                ErrorCode::UnknownCampaign,
+                format!("no campaign with refCode {code:?}"),
+            )),
+        }
+    }
+    if !problems.is_empty() {
+        let message = problems[0].message.clone();
+        return Err(Error::new(ErrorCode::UnknownCampaign, message).with_fields(problems));
+    }
+    stacking::check_combination(campaign, &others)
 }

@@ -17,11 +17,11 @@ use rust_decimal::Decimal;
 use uuid::Uuid;
 
 use super::{campaign_not_found, CampaignService};
-use crate::core::campaign::{Campaign, QuotaUsage};
+use crate::core::campaign::{Campaign, QuotaUsage, QuotaWindow};
 use crate::core::engine::calendar;
 use crate::core::error::Result;
 use crate::core::template::{KeyPattern, Template};
-use crate::store::{check_page_size, CampaignStore, RedemptionStore};
+use crate::store::{check_page_size, CampaignStore, Counter, RedemptionStore};
 
 /// Keys per page of the quota view when the caller names no size (at most
 /// [`MAX_PAGE_SIZE`](crate::store::MAX_PAGE_SIZE)).
@@ -71,6 +71,7 @@ struct QuotaKeys {
     pattern: KeyPattern,
     plain: KeyPattern,
     limit: Decimal,
+    window: Option<QuotaWindow>,
 }
 
 impl QuotaKeys {
@@ -111,7 +112,8 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
             .as_deref()
             .and_then(|name| name.parse::<Tz>().ok())
             .unwrap_or_else(|| self.zones.of(project));
-        let quotas = quota_keys(&campaign, self.clock.now(), zone);
+        let now = self.clock.now();
+        let quotas = quota_keys(&campaign, now, zone);
         let legacy = query.legacy;
         let after = query.after.as_deref();
         let size = query.size as usize;
@@ -160,37 +162,61 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
             .filter(|k| within(k) && !found.contains_key(*k))
             .map(str::to_owned)
             .collect();
-        if !fixed.is_empty() {
-            let read = self.store.quota_usage(project, &fixed).await?;
-            for key in fixed {
-                let used = read.get(&key).copied().unwrap_or_default();
-                found.insert(key, used);
-            }
+        for key in fixed {
+            found.insert(key, Decimal::ZERO);
         }
-        let mut items: Vec<QuotaUsage> = found
+        // Per key, one counter per window of the quotas that render it
+        // (calendar first), with the smallest limit of those quotas.
+        let mut keys: Vec<(String, Decimal, Vec<(Option<QuotaWindow>, Decimal)>)> = found
             .into_iter()
             .filter(|(key, _)| within(key))
             .filter(|(key, _)| !legacy || !quotas.iter().any(|q| q.pattern.matches(key)))
             .filter_map(|(key, used)| {
-                let limit = quotas
-                    .iter()
-                    .filter(|q| q.listed(legacy).matches(&key))
-                    .map(|q| q.limit)
-                    .min()?;
-                Some(QuotaUsage {
-                    key,
-                    used,
-                    limit: Some(limit),
-                })
+                let mut counters: BTreeMap<Option<QuotaWindow>, Decimal> = BTreeMap::new();
+                for q in quotas.iter().filter(|q| q.listed(legacy).matches(&key)) {
+                    let window = if legacy { None } else { q.window };
+                    let limit = counters.entry(window).or_insert(q.limit);
+                    *limit = (*limit).min(q.limit);
+                }
+                (!counters.is_empty()).then(|| (key, used, counters.into_iter().collect()))
             })
             .take(size + 1)
             .collect();
-        let next = if items.len() > size {
-            items.truncate(size);
-            items.last().map(|u| u.key.clone())
+        let next = if keys.len() > size {
+            keys.truncate(size);
+            keys.last().map(|(key, _, _)| key.clone())
         } else {
             horizon
         };
+        let mut items: Vec<QuotaUsage> = Vec::new();
+        for (key, used, counters) in keys {
+            for (window, limit) in counters {
+                items.push(QuotaUsage {
+                    key: key.clone(),
+                    used,
+                    limit: Some(limit),
+                    window,
+                    held: None,
+                });
+            }
+        }
+        // The usage at this instant: live holds in, expired ones out, and
+        // a rolling counter's charges in its window. (Legacy keys show
+        // their stored usage, which no quota checks any more.)
+        if !legacy && !items.is_empty() {
+            let counters: Vec<Counter> = items
+                .iter()
+                .map(|u| Counter {
+                    key: u.key.clone(),
+                    window: u.window,
+                })
+                .collect();
+            let usage = self.store.counter_usage(project, &counters, now).await?;
+            for (item, usage) in items.iter_mut().zip(usage) {
+                item.used = usage.used;
+                item.held = (!usage.held.is_zero()).then_some(usage.held);
+            }
+        }
         Ok(QuotaUsagePage { items, next })
     }
 }
@@ -218,6 +244,7 @@ fn quota_keys(campaign: &Campaign, now: chrono::DateTime<chrono::Utc>, zone: Tz)
                 pattern: template.key_pattern(&known),
                 plain: template.plain_key_pattern(&known),
                 limit: quota.value,
+                window: quota.window.as_deref().and_then(|w| w.parse().ok()),
             })
         })
         .collect()

@@ -1,5 +1,7 @@
 //! `CampaignService`: campaign administration, search and redeem over a store.
 
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -8,7 +10,7 @@ use rust_decimal::Decimal;
 use uuid::Uuid;
 
 use super::snapshots::{Snapshot, Snapshots, DEFAULT_REFRESH};
-use super::usage::UsageCache;
+use super::usage::{self, UsageCache};
 use crate::core::campaign::model::{
     Campaign, CampaignInput, Explanation, RedeemRequest, Redemption, SearchRequest, SearchResponse,
     TxStatus,
@@ -16,11 +18,11 @@ use crate::core::campaign::model::{
 use crate::core::campaign::zones::TimeZones;
 use crate::core::clock::Clock;
 use crate::core::engine::validate::{build, Stamp};
-use crate::core::engine::{self, stacking, CompiledCampaign, Engine};
+use crate::core::engine::{self, stacking, CompiledCampaign, Engine, ParsedRedeem};
 use crate::core::error::ErrorCode;
 use crate::core::limits::{MAX_CAMPAIGNS_PER_PROJECT, MAX_REF_CODE_LEN};
 use crate::store::{
-    check_page_size, CampaignQuery, CampaignStore, Page, RedeemOutcome, RedemptionPlan,
+    check_page_size, CampaignQuery, CampaignStore, Counter, Page, RedeemOutcome, RedemptionPlan,
     RedemptionQuery, RedemptionStore,
 };
 use crate::{Error, Result};
@@ -29,13 +31,18 @@ use crate::{Error, Result};
 mod codes;
 #[path = "combine.rs"]
 mod combine;
+#[path = "holds.rs"]
+mod holds;
 #[path = "preview.rs"]
 mod preview;
 #[path = "quota_view.rs"]
 mod quota_view;
+#[path = "revisions.rs"]
+mod revisions;
 #[path = "transfer.rs"]
 mod transfer;
 pub use codes::{CodeInfo, MAX_HTTP_GENERATE};
+pub use holds::{HoldRequest, DEFAULT_HOLD_TTL_SECONDS, MAX_LIVE_HOLDS_LISTED};
 pub use preview::{Preview, PreviewHit, PreviewQuota};
 pub use quota_view::{QuotaUsagePage, QuotaUsageQuery, DEFAULT_QUOTA_PAGE_SIZE};
 pub use transfer::Imported;
@@ -277,7 +284,9 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
             .get(&*self.store, project, self.zones.of(project))
             .await?;
         let outcome = snapshot.engine.search(request, now, options.explain)?;
-        let usage = self.quota_usage_for_search(project, &outcome.hits).await?;
+        let usage = self
+            .quota_usage_for_search(project, &outcome.hits, now)
+            .await?;
         let mut actions = Vec::new();
         let mut explanations = outcome.explanations;
         let mut kept = Vec::with_capacity(outcome.hits.len());
@@ -341,20 +350,33 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
         &self,
         project: &str,
         hits: &[engine::CampaignHit<'_>],
+        now: DateTime<Utc>,
     ) -> Result<Vec<Decimal>> {
-        let keys: Vec<&str> = hits
+        let keys: Vec<Cow<'_, str>> = hits
             .iter()
-            .flat_map(|h| h.charges.iter().map(|c| c.key.as_str()))
+            .flat_map(|h| h.charges.iter().map(usage::cache_key))
             .collect();
         if keys.is_empty() {
             return Ok(Vec::new());
         }
-        let lookup = self.usage.lookup(project, &keys);
+        let refs: Vec<&str> = keys.iter().map(AsRef::as_ref).collect();
+        let lookup = self.usage.lookup(project, &refs);
         let mut used = lookup.used;
         if !lookup.missing.is_empty() {
             let read_at = Instant::now();
-            let read = self.store.quota_usage(project, &lookup.missing).await?;
-            for (u, key) in used.iter_mut().zip(&keys) {
+            let counters: Vec<Counter> = lookup
+                .missing
+                .iter()
+                .map(|k| usage::counter_of(k))
+                .collect();
+            let read: HashMap<String, Decimal> = lookup
+                .missing
+                .iter()
+                .cloned()
+                .zip(self.store.counter_usage(project, &counters, now).await?)
+                .map(|(k, u)| (k, u.used))
+                .collect();
+            for (u, key) in used.iter_mut().zip(&refs) {
                 if u.is_none() {
                     *u = Some(read.get(*key).copied().unwrap_or_default());
                 }
@@ -369,84 +391,54 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
     /// every quota and records the redemption in one atomic store call.
     pub async fn redeem(&self, project: &str, request: &RedeemRequest) -> Result<RedeemResult> {
         crate::core::limits::check_project_id(project)?;
-        // Everything of the request may end up stored: refuse NUL first.
-        crate::core::wire::reject_nul(request)?;
-        let code = codes::redeem_code(request)?;
-        if request.campaign_code.trim().is_empty() && code.is_none() {
-            return Err(Error::validation(vec![crate::FieldError::new(
-                "campaignCode",
-                ErrorCode::Required,
-                "campaignCode is required (or a code of a campaign's code pool)",
-            )]));
-        }
-        if let Some(key) = &request.idempotency_key {
-            if key.is_empty() || key.len() > MAX_REF_CODE_LEN {
-                return Err(Error::invalid_field(
-                    "idempotencyKey",
-                    ErrorCode::InvalidIdempotencyKey,
-                    format!("an idempotency key has 1 to {MAX_REF_CODE_LEN} bytes"),
-                ));
+        self.redeem_once(project, &ParsedRedeem::parse(request)?)
+            .await
+    }
+
+    /// [`redeem`](Self::redeem) of a request parsed already (the HTTP
+    /// adapter parses at its edge).
+    ///
+    /// Two store calls: the campaign and those of `withCampaigns` in one
+    /// read, then the redemption in one transaction, which also finds a
+    /// replay of the idempotency key. Only when the redeem fails before its
+    /// transaction (the campaign has ended or changed since, say) is the key
+    /// looked up: a replay returns what was recorded whatever happened
+    /// since.
+    pub async fn redeem_parsed(
+        &self,
+        project: &str,
+        request: &ParsedRedeem<'_>,
+    ) -> Result<RedeemResult> {
+        crate::core::limits::check_project_id(project)?;
+        self.redeem_once(project, request).await
+    }
+
+    async fn redeem_once(&self, project: &str, request: &ParsedRedeem<'_>) -> Result<RedeemResult> {
+        let fingerprint = request.idempotency_key().map(|_| request.fingerprint());
+        let planned = self
+            .plan_redeem(project, request, fingerprint.as_deref())
+            .await;
+        let plan = match (planned, request.idempotency_key()) {
+            (Ok(plan), _) => plan,
+            (Err(e), Some(key)) => {
+                return match self.store.redemption_by_key(project, key).await {
+                    Ok(Some(stored)) => replay(stored, request, fingerprint.as_deref()),
+                    _ => Err(e),
+                }
             }
-            // A replay returns what was recorded, even if the campaign has
-            // ended or changed since.
-            if let Some(stored) = self.store.redemption_by_key(project, key).await? {
-                return replay(stored, request);
-            }
-        }
-        engine::check_limits(&request.as_search())?;
-        let campaign = match &code {
-            Some(code) if request.campaign_code.trim().is_empty() => {
-                self.campaign_of_code(project, code).await?
-            }
-            _ => self
-                .store
-                .campaign_by_code(project, &request.campaign_code)
-                .await?
-                .ok_or_else(|| {
-                    campaign_not_found(format_args!("with refCode {:?}", request.campaign_code))
-                })?,
+            (Err(e), None) => return Err(e),
         };
-        let engine = self.engine_for(project, &campaign).await?;
-        self.check_combination(project, &campaign, &request.with_campaigns)
-            .await?;
-        let now = self.clock.now();
-        let plan = engine
-            .engine
-            .plan_redeem(&campaign.ref_code, request, now)?;
-        let redemption = Redemption {
-            id: Uuid::new_v4(),
-            project_id: project.to_owned(),
-            campaign_id: campaign.id,
-            campaign_code: campaign.ref_code.clone(),
-            campaign_version: campaign.version,
-            status: TxStatus::Complete,
-            user_id: request.attribute.get("userId").and_then(engine_scalar_text),
-            channel: request.channel.clone(),
-            idempotency_key: request.idempotency_key.clone(),
-            request_fingerprint: request
-                .idempotency_key
-                .as_ref()
-                .map(|_| request_fingerprint(request)),
-            action_txs: plan.action_txs,
-            quotas: plan.charges,
-            code: code.clone(),
-            created_date: now,
-            cancelled_date: None,
-        };
-        let plan = RedemptionPlan { redemption };
         let outcome = self.store.redeem(&plan).await;
         // Whatever the outcome (an error may come after the commit), what
         // search kept of these keys may be out of date now.
-        self.usage.forget(
-            project,
-            plan.redemption.quotas.iter().map(|c| c.key.as_str()),
-        );
+        self.usage
+            .forget(project, plan.redemption.quotas.iter().map(usage::cache_key));
         match outcome? {
             RedeemOutcome::Recorded(r) => Ok(RedeemResult {
                 redemption: r,
                 replayed: false,
             }),
-            RedeemOutcome::Replayed(r) => replay(r, request),
+            RedeemOutcome::Replayed(r) => replay(r, request, fingerprint.as_deref()),
             RedeemOutcome::QuotaExceeded { key, used, limit } => Err(Error::new(
                 ErrorCode::QuotaExceeded,
                 format!("quota {key:?} is exhausted: {used} of {limit} used"),
@@ -455,17 +447,76 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
         }
     }
 
-    /// An engine holding the stored campaign: the project snapshot when it
-    /// holds this very version, else one compiled now for this campaign only
-    /// (redeem always evaluates the campaign as it is stored).
-    async fn engine_for(&self, project: &str, campaign: &Campaign) -> Result<Arc<Snapshot>> {
-        let snapshot = self
-            .snapshots
-            .get(&*self.store, project, self.zones.of(project))
-            .await?;
-        if let Some(cc) = snapshot.engine.by_code(&campaign.ref_code) {
-            if cc.campaign.id == campaign.id && cc.campaign.version == campaign.version {
-                return Ok(snapshot);
+    /// Reads the campaign (and those it is applied with) in one store call,
+    /// checks the combination and plans the redemption: everything of a
+    /// redeem before its transaction.
+    async fn plan_redeem(
+        &self,
+        project: &str,
+        request: &ParsedRedeem<'_>,
+        fingerprint: Option<&str>,
+    ) -> Result<RedemptionPlan> {
+        let pool_code = request.code();
+        let named_by_code;
+        let code = match &pool_code {
+            // The code names its campaign.
+            Some(pool_code) if request.campaign_code().trim().is_empty() => {
+                named_by_code = self.campaign_of_code(project, pool_code).await?.ref_code;
+                named_by_code.as_str()
+            }
+            _ => request.campaign_code(),
+        };
+        let mut codes = Vec::with_capacity(1 + request.with_campaigns().len());
+        codes.push(code);
+        codes.extend(
+            request
+                .with_campaigns()
+                .iter()
+                .map(String::as_str)
+                // Longer than any refCode: unknown, no need to ask.
+                .filter(|c| c.len() <= MAX_REF_CODE_LEN),
+        );
+        let found = self.store.campaigns_by_code(project, &codes).await?;
+        let campaign = found
+            .iter()
+            .find(|c| c.ref_code == code)
+            .ok_or_else(|| campaign_not_found(format_args!("with refCode {code:?}")))?;
+        let engine = self.engine_for(project, campaign)?;
+        combine::check_combination(campaign, request.with_campaigns(), &found)?;
+        let now = self.clock.now();
+        let plan = engine.engine.plan_parsed(code, request, now)?;
+        let r = request.request();
+        Ok(RedemptionPlan {
+            redemption: Redemption {
+                id: Uuid::new_v4(),
+                project_id: project.to_owned(),
+                campaign_id: campaign.id,
+                campaign_code: campaign.ref_code.clone(),
+                campaign_version: campaign.version,
+                status: TxStatus::Complete,
+                user_id: r.attribute.get("userId").and_then(engine_scalar_text),
+                channel: r.channel.clone(),
+                idempotency_key: r.idempotency_key.clone(),
+                request_fingerprint: fingerprint.map(str::to_owned),
+                action_txs: plan.action_txs,
+                quotas: plan.charges,
+                code: pool_code,
+                created_date: now,
+                cancelled_date: None,
+            },
+        })
+    }
+
+    /// An engine holding the stored campaign: the project's snapshot as this
+    /// service keeps it when it holds this very version (no store call),
+    /// else one compiled now for this campaign only (redeem always
+    /// evaluates the campaign as it is stored).
+    fn engine_for(&self, project: &str, campaign: &Campaign) -> Result<Arc<Snapshot>> {
+        if let Some(snapshot) = self.snapshots.peek(project) {
+            if let Some(cc) = snapshot.engine.by_code(&campaign.ref_code) {
+                if cc.campaign.id == campaign.id && cc.campaign.version == campaign.version {
+                    return Ok(snapshot);
+                }
             }
         }
         let compiled = CompiledCampaign::compile(campaign).map_err(|fields| {
@@ -490,7 +541,7 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
         match &cancelled {
             Ok(Some(r)) => self
                 .usage
-                .forget(project, r.quotas.iter().map(|c| c.key.as_str())),
+                .forget(project, r.quotas.iter().map(usage::cache_key)),
             Ok(None) => {}
             // The keys are unknown, and the error may come after the commit.
             Err(_) => self.usage.forget_project(project),
@@ -532,24 +583,18 @@ fn engine_scalar_text(v: &serde_json::Value) -> Option<String> {
     }
 }
 
-/// A fingerprint of a redeem request: the SHA-256 of its JSON form with
-/// the idempotency key left out (fields in declaration order, attribute
-/// names sorted, numbers as sent).
-fn request_fingerprint(request: &RedeemRequest) -> String {
-    let mut normal = request.clone();
-    normal.idempotency_key = None;
-    let json = serde_json::to_vec(&normal).unwrap_or_default();
-    crate::core::hash::sha256_hex(&json)
-}
-
 /// The stored redemption of an idempotency key, if it was recorded for the
 /// same request (the same fingerprint; for a redemption recorded without
 /// one, the same campaign); a key reused for another request is a client
 /// bug: 422 `idempotency_key_reused`.
-fn replay(stored: Redemption, request: &RedeemRequest) -> Result<RedeemResult> {
+fn replay(
+    stored: Redemption,
+    request: &ParsedRedeem<'_>,
+    fingerprint: Option<&str>,
+) -> Result<RedeemResult> {
     let same = match &stored.request_fingerprint {
-        Some(f) => *f == request_fingerprint(request),
-        None => stored.campaign_code == request.campaign_code,
+        Some(f) => Some(f.as_str()) == fingerprint,
+        None => stored.campaign_code == request.campaign_code(),
     };
     if !same {
         return Err(Error::new(
@@ -563,7 +608,7 @@ fn replay(stored: Redemption, request: &RedeemRequest) -> Result<RedeemResult> {
     }
     // A redeem by code alone names its campaign through the code, which the
     // fingerprint covers.
-    if !request.campaign_code.is_empty() && stored.campaign_code != request.campaign_code {
+    if !request.campaign_code().is_empty() && stored.campaign_code != request.campaign_code() {
         return Err(Error::new(
             ErrorCode::IdempotencyKeyReused,
             format!(

@@ -22,11 +22,40 @@
 //!   answered by redeem with `quota_exceeded`, as it always could be
 //!   (search reserves nothing).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::RwLock;
 use std::time::{Duration, Instant};
 
 use rust_decimal::Decimal;
+
+use crate::core::campaign::{QuotaCharge, QuotaWindow};
+use crate::store::Counter;
+
+/// What the cache keeps the usage of a charge's counter under: its key, and
+/// for a rolling quota the key, a NUL (which no key holds: requests with
+/// one are refused) and the window in seconds.
+pub(crate) fn cache_key(c: &QuotaCharge) -> Cow<'_, str> {
+    match c.window {
+        None => Cow::Borrowed(c.key.as_str()),
+        Some(w) => Cow::Owned(format!("{}\0{}", c.key, w.seconds())),
+    }
+}
+
+/// The counter a [`cache_key`] names.
+pub(crate) fn counter_of(cache_key: &str) -> Counter {
+    let (key, window) = match cache_key.split_once('\0') {
+        Some((key, seconds)) => (
+            key,
+            seconds.parse().ok().and_then(QuotaWindow::from_seconds),
+        ),
+        None => (cache_key, None),
+    };
+    Counter {
+        key: key.to_owned(),
+        window,
+    }
+}
 
 /// Keys kept before stale entries are swept (and, if all are fresh, the
 /// whole cache dropped): bounds the memory of many users' per-user keys.
@@ -174,7 +203,11 @@ impl UsageCache {
     }
 
     /// Forgets `keys` of `project`: the store has just written them.
-    pub(crate) fn forget<'k>(&self, project: &str, keys: impl Iterator<Item = &'k str>) {
+    pub(crate) fn forget<'k>(
+        &self,
+        project: &str,
+        keys: impl Iterator<Item = std::borrow::Cow<'k, str>>,
+    ) {
         let mut inner = self.write();
         inner.generation = inner.generation.wrapping_add(1);
         let Inner {
@@ -184,7 +217,7 @@ impl UsageCache {
         } = &mut *inner;
         if let Some(cached) = projects.get_mut(project) {
             for key in keys {
-                if cached.remove(key).is_some() {
+                if cached.remove(key.as_ref()).is_some() {
                     *count -= 1;
                 }
             }
@@ -252,11 +285,11 @@ mod tests {
         let cache = UsageCache::new(Duration::from_secs(60));
         let l = cache.lookup("p", &["a", "b"]);
         cache.keep("p", l.missing, &usage(&[]), l.generation, Instant::now());
-        cache.forget("p", ["a"].into_iter());
+        cache.forget("p", ["a"].into_iter().map(Cow::Borrowed));
         assert_eq!(missing(&cache, "p", &["a", "b"]), ["a"]);
         // A read that began before a write: used by its search, not kept.
         let before = cache.lookup("p", &["a"]);
-        cache.forget("p", ["b"].into_iter());
+        cache.forget("p", ["b"].into_iter().map(Cow::Borrowed));
         cache.keep(
             "p",
             before.missing,

@@ -10,6 +10,7 @@ use super::ConsentService;
 use crate::core::consent::content::{get_string, ContentRecord, ContentType};
 use crate::core::consent::erasure::{self, ErasureReport};
 use crate::core::consent::evidence::{self, HistoryQuery, SubjectEvent, Versions};
+use crate::core::consent::history::{ExpiredAcceptance, PurgeReport};
 use crate::core::consent::ledger::{self, LedgerHead, LedgerReport};
 use crate::core::consent::model::{PurposeEvent, SubjectState};
 use crate::core::consent::validate;
@@ -59,6 +60,85 @@ impl<S: ConsentStore> ConsentService<S> {
         self.store
             .subject_history(project, data_subject, query, now)
             .await
+    }
+
+    /// Acceptances of the project past their lifespan now (their
+    /// `expiredDate` passed while they were accepted), oldest expiry first:
+    /// the candidates of a retention review.
+    pub async fn expired_acceptances(
+        &self,
+        project: &str,
+        page: u32,
+        size: u32,
+    ) -> Result<Page<ExpiredAcceptance>> {
+        crate::core::limits::check_project_id(project)?;
+        if size == 0 || size > MAX_PAGE_SIZE {
+            return Err(Error::new(
+                ErrorCode::InvalidPageSize,
+                format!("size must be between 1 and {MAX_PAGE_SIZE}"),
+            ));
+        }
+        let now = self.clock.now();
+        self.store
+            .expired_acceptances(project, now, page, size)
+            .await
+    }
+
+    /// Purges the personal data of the project's acceptances that ended —
+    /// withdrawn, or expired while accepted — longer ago than the
+    /// configured retention ([`with_retention`](Self::with_retention)):
+    /// each is rewritten as erasure rewrites a subject's acceptances
+    /// (identifier → keyed pseudonym, device context and note emptied,
+    /// ledger salts deleted), one acceptance per transaction; the ledger
+    /// is untouched and still verifies. Without a retention: 409
+    /// `retention_not_configured`; without a pseudonym key: 409
+    /// `erasure_not_configured`. Running it again purges only what ended
+    /// since.
+    pub async fn purge_retention(&self, project: &str) -> Result<PurgeReport> {
+        const BATCH: u32 = 500;
+        crate::core::limits::check_project_id(project)?;
+        let retention = self.retention.ok_or_else(|| {
+            Error::new(
+                ErrorCode::RetentionNotConfigured,
+                "a purge needs a retention period in the server's configuration",
+            )
+        })?;
+        let key = self.pseudonym_key.as_ref().ok_or_else(|| {
+            Error::new(
+                ErrorCode::ErasureNotConfigured,
+                "a purge needs a pseudonym key in the server's configuration",
+            )
+        })?;
+        let before = self.clock.now() - retention;
+        let mut report = PurgeReport {
+            ended_before: before,
+            retention_days: retention.num_days(),
+            acceptances: 0,
+            erased: erasure::ErasureCounts::default(),
+        };
+        let mut done = BTreeSet::new();
+        loop {
+            let batch = self.store.ended_acceptances(project, before, BATCH).await?;
+            let fresh: Vec<(String, String)> = batch
+                .into_iter()
+                .filter(|(id, _)| !done.contains(id))
+                .collect();
+            if fresh.is_empty() {
+                break;
+            }
+            for (id, subject) in fresh {
+                let pseudonym = key.pseudonym(project, &subject);
+                let c = self
+                    .store
+                    .purge_acceptance(project, &id, &pseudonym)
+                    .await?;
+                report.acceptances += 1;
+                report.erased.acceptance_versions += c.acceptance_versions;
+                report.erased.ledger_salts += c.ledger_salts;
+                done.insert(id);
+            }
+        }
+        Ok(report)
     }
 
     /// What the subject had agreed to at `at`, per consent and purpose

@@ -36,6 +36,7 @@ pub struct ConsentService<S> {
     store: Arc<S>,
     clock: Arc<dyn Clock>,
     pseudonym_key: Option<Arc<PseudonymKey>>,
+    retention: Option<chrono::Duration>,
 }
 
 impl<S> Clone for ConsentService<S> {
@@ -44,6 +45,7 @@ impl<S> Clone for ConsentService<S> {
             store: Arc::clone(&self.store),
             clock: Arc::clone(&self.clock),
             pseudonym_key: self.pseudonym_key.clone(),
+            retention: self.retention,
         }
     }
 }
@@ -74,7 +76,17 @@ impl<S: ConsentStore> ConsentService<S> {
             store,
             clock,
             pseudonym_key: None,
+            retention: None,
         }
+    }
+
+    /// The service with a retention period: how long an acceptance's
+    /// personal data is kept after it ended (withdrawn or expired); see
+    /// [`purge_retention`](Self::purge_retention).
+    #[must_use]
+    pub fn with_retention(mut self, retention: chrono::Duration) -> Self {
+        self.retention = Some(retention);
+        self
     }
 
     /// The service with the key of erasure's pseudonyms

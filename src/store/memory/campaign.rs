@@ -9,7 +9,7 @@ use uuid::Uuid;
 
 use super::{lock, MemoryStore};
 use crate::core::campaign::codes::PromoCode;
-use crate::core::campaign::{Campaign, QuotaUsage, Redemption, TxStatus};
+use crate::core::campaign::{Campaign, CampaignRevision, QuotaUsage, Redemption, TxStatus};
 use crate::store::campaign::too_many_campaigns;
 use crate::store::{
     CampaignQuery, CampaignSort, CampaignStore, Page, Period, RedeemOutcome, RedemptionPlan,
@@ -23,14 +23,21 @@ pub(super) struct State {
     campaigns: HashMap<(String, Uuid), Campaign>,
     /// Catalog version per project.
     versions: HashMap<String, i64>,
+    /// Revisions by (project, campaign id), oldest first; kept after the
+    /// campaign is deleted.
+    revisions: HashMap<(String, Uuid), Vec<CampaignRevision>>,
     /// Redemptions in insertion order.
-    redemptions: Vec<Redemption>,
+    pub(super) redemptions: Vec<Redemption>,
     /// Index of a redemption by (project, id).
-    by_id: HashMap<(String, Uuid), usize>,
+    pub(super) by_id: HashMap<(String, Uuid), usize>,
     /// Index of a redemption by (project, idempotency key).
     by_key: HashMap<(String, String), usize>,
     /// Quota usage by (project, key).
-    usage: BTreeMap<(String, String), Decimal>,
+    pub(super) usage: BTreeMap<(String, String), Decimal>,
+    /// The charges that count for a time (see `hold.rs`).
+    pub(super) marks: Marks,
+    /// Holds by (project, id).
+    pub(super) holds: HashMap<(String, Uuid), crate::core::campaign::Hold>,
     /// Code pools.
     pub(super) codes: super::codes::Pools,
 }
@@ -140,12 +147,15 @@ impl CampaignStore for MemoryStore {
         }
         // `active` is computed at response time, never stored (as in SQL stores).
         s.campaigns.insert(
-            key,
+            key.clone(),
             Campaign {
                 active: false,
                 ..campaign.clone()
             },
         );
+        // A new campaign starts a new history, even under a deleted one's id.
+        s.revisions
+            .insert(key, vec![CampaignRevision::of(campaign)]);
         s.bump(&campaign.project_id);
         Ok(())
     }
@@ -164,12 +174,16 @@ impl CampaignStore for MemoryStore {
         }
         // `active` is computed at response time, never stored (as in SQL stores).
         s.campaigns.insert(
-            key,
+            key.clone(),
             Campaign {
                 active: false,
                 ..campaign.clone()
             },
         );
+        s.revisions
+            .entry(key)
+            .or_default()
+            .push(CampaignRevision::of(campaign));
         s.bump(&campaign.project_id);
         Ok(())
     }
@@ -233,6 +247,35 @@ impl CampaignStore for MemoryStore {
     async fn count_campaigns(&self, project: &str) -> Result<u64> {
         Ok(lock(&self.campaigns).count(project))
     }
+
+    async fn campaign_revisions(
+        &self,
+        project: &str,
+        campaign_id: Uuid,
+        page: u32,
+        size: u32,
+    ) -> Result<Page<CampaignRevision>> {
+        let s = lock(&self.campaigns);
+        let all = s
+            .revisions
+            .get(&(project.to_owned(), campaign_id))
+            .map(|r| r.iter().rev().cloned().collect())
+            .unwrap_or_default();
+        Ok(Page::slice(all, page, size))
+    }
+
+    async fn campaign_revision(
+        &self,
+        project: &str,
+        campaign_id: Uuid,
+        revision: i64,
+    ) -> Result<Option<CampaignRevision>> {
+        let s = lock(&self.campaigns);
+        Ok(s.revisions
+            .get(&(project.to_owned(), campaign_id))
+            .and_then(|r| r.iter().find(|r| r.revision == revision))
+            .cloned())
+    }
 }
 
 pub(crate) fn stale(stored: i64, expected: i64) -> Error {
@@ -258,31 +301,13 @@ impl RedemptionStore for MemoryStore {
             return Ok(RedeemOutcome::CodeRefused(refusal));
         }
         // Check every charge before applying any: all or nothing.
-        for charge in &r.quotas {
-            let used = s
-                .usage
-                .get(&(r.project_id.clone(), charge.key.clone()))
-                .copied()
-                .unwrap_or_default();
-            // A sum beyond Decimal's range is beyond any limit.
-            if used
-                .checked_add(charge.amount)
-                .is_none_or(|total| total > charge.limit)
-            {
-                return Ok(RedeemOutcome::QuotaExceeded {
-                    key: charge.key.clone(),
-                    used,
-                    limit: charge.limit,
-                });
-            }
+        if let Some((key, used, limit)) =
+            s.charge_all(&r.project_id, &r.quotas, r.id, r.created_date, None)
+        {
+            return Ok(RedeemOutcome::QuotaExceeded { key, used, limit });
         }
         if let Some(code) = &r.code {
             s.codes.use_code(&r.project_id, code, 1);
-        }
-        for charge in &r.quotas {
-            *s.usage
-                .entry((r.project_id.clone(), charge.key.clone()))
-                .or_default() += charge.amount;
         }
         let i = s.redemptions.len();
         s.redemptions.push(r.clone());
@@ -310,11 +335,7 @@ impl RedemptionStore for MemoryStore {
             s.codes.use_code(project, &code, -1);
         }
         let charges = s.redemptions[i].quotas.clone();
-        for charge in charges {
-            if let Some(used) = s.usage.get_mut(&(project.to_owned(), charge.key)) {
-                *used -= charge.amount;
-            }
-        }
+        s.give_back(project, &charges, id);
         let r = &mut s.redemptions[i];
         r.status = TxStatus::Cancelled;
         r.cancelled_date = Some(at);
@@ -394,6 +415,19 @@ impl RedemptionStore for MemoryStore {
             .collect())
     }
 
+    async fn counter_usage(
+        &self,
+        project: &str,
+        counters: &[crate::store::Counter],
+        at: DateTime<Utc>,
+    ) -> Result<Vec<crate::store::CounterUsage>> {
+        let s = lock(&self.campaigns);
+        Ok(counters
+            .iter()
+            .map(|c| s.counter_usage(project, &c.key, c.window, at))
+            .collect())
+    }
+
     async fn quota_usage_by_prefix(
         &self,
         project: &str,
@@ -446,6 +480,8 @@ impl RedemptionStore for MemoryStore {
                     key,
                     used,
                     limit: Some(limit),
+                    window: None,
+                    held: None,
                 }
             })
             .collect();
@@ -453,3 +489,23 @@ impl RedemptionStore for MemoryStore {
         Ok(out)
     }
 }
+
+/// A charge that counts for a time: a rolling quota's, or a hold's (see
+/// `hold.rs`).
+#[derive(Debug, Clone)]
+pub(super) struct Mark {
+    pub(super) amount: Decimal,
+    /// Rolling marks: when the charge stops counting.
+    pub(super) until: Option<DateTime<Utc>>,
+    /// Hold marks: when the hold expires; `None` once confirmed.
+    pub(super) expires: Option<DateTime<Utc>>,
+}
+
+impl Mark {
+    pub(super) fn counts(&self, at: DateTime<Utc>) -> bool {
+        self.until.is_none_or(|u| at < u) && self.expires.is_none_or(|e| at < e)
+    }
+}
+
+/// Marks by counter (project, key, window seconds), then owner.
+pub(super) type Marks = BTreeMap<(String, String, i64), HashMap<Uuid, Mark>>;

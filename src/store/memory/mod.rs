@@ -5,6 +5,7 @@
 mod campaign;
 mod codes;
 mod consent;
+mod hold;
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 

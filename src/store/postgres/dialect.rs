@@ -143,11 +143,21 @@ fn is_transient(code: &str) -> bool {
 /// The guard is in the statement, so the stored usage can never pass the
 /// limit whatever runs concurrently: a row that fails the `WHERE` is not
 /// updated and nothing is returned.
-const CHARGE: &str = "INSERT INTO quota_usage (project_id, quota_key, used) \
-     SELECT $1, $2, $3 WHERE $3 <= $4 \
+///
+/// First, in the same statement, the key's hold charges expired at `$5`
+/// are deleted (`swept`) and their sum (`back`) subtracted: expired holds
+/// never count. The insert reads `back` as its source, so the marks are
+/// deleted (and locked) before the usage row is, the order every writer
+/// takes them in (`store/sql/marks.rs`).
+const CHARGE: &str = "WITH swept AS ( \
+         DELETE FROM quota_mark WHERE project_id = $1 AND quota_key = $2 \
+         AND window_seconds = 0 AND expires_at <= $5 RETURNING amount), \
+     back AS (SELECT COALESCE(SUM(amount), 0) AS n FROM swept) \
+     INSERT INTO quota_usage (project_id, quota_key, used) \
+     SELECT $1, $2, $3 FROM back WHERE $3 <= $4 \
      ON CONFLICT (project_id, quota_key) \
-     DO UPDATE SET used = quota_usage.used + EXCLUDED.used \
-     WHERE quota_usage.used + EXCLUDED.used <= $4 \
+     DO UPDATE SET used = quota_usage.used - (SELECT n FROM back) + EXCLUDED.used \
+     WHERE quota_usage.used - (SELECT n FROM back) + EXCLUDED.used <= $4 \
      RETURNING used";
 
 /// Appends `<expression of the attribute> <direction>` where the
@@ -264,12 +274,14 @@ impl Dialect for PostgresStore {
         conn: &mut PgConnection,
         project: &str,
         charge: &QuotaCharge,
+        at: chrono::DateTime<chrono::Utc>,
     ) -> Result<bool, Abort> {
         let sql = Sql::new(CHARGE)
             .bind(project)
             .bind(&charge.key)
             .bind(charge.amount)
-            .bind(charge.limit);
+            .bind(charge.limit)
+            .bind(at);
         Ok(row::<Self>(conn, &sql).await?.is_some())
     }
 

@@ -36,6 +36,7 @@ macro_rules! store_calls {
         $crate::store::sql::calls::store_calls!(impl ConsentLedger for $store);
         $crate::store::sql::calls::store_calls!(impl LedgerStore for $store);
         $crate::store::sql::calls::store_calls!(impl HistoryStore for $store);
+        $crate::store::sql::hold::hold_calls!($store);
         $crate::store::sql::calls::common_methods!($store);
     };
 
@@ -94,6 +95,17 @@ macro_rules! store_calls {
                 .await
             }
 
+            async fn campaigns_by_code(
+                &self,
+                project: &str,
+                ref_codes: &[&str],
+            ) -> $crate::Result<Vec<$crate::core::campaign::Campaign>> {
+                self.read_call($crate::store::sql::campaign::campaigns_by_code(
+                    self, project, ref_codes,
+                ))
+                .await
+            }
+
             async fn list_campaigns(
                 &self,
                 project: &str,
@@ -121,6 +133,40 @@ macro_rules! store_calls {
             async fn count_campaigns(&self, project: &str) -> $crate::Result<u64> {
                 self.read_call($crate::store::sql::campaign::count_campaigns(self, project))
                     .await
+            }
+
+            async fn campaign_revisions(
+                &self,
+                project: &str,
+                campaign_id: uuid::Uuid,
+                page: u32,
+                size: u32,
+            ) -> $crate::Result<
+                $crate::store::Page<$crate::core::campaign::CampaignRevision>,
+            > {
+                self.read_call($crate::store::sql::revision::campaign_revisions(
+                    self,
+                    project,
+                    campaign_id,
+                    page,
+                    size,
+                ))
+                .await
+            }
+
+            async fn campaign_revision(
+                &self,
+                project: &str,
+                campaign_id: uuid::Uuid,
+                revision: i64,
+            ) -> $crate::Result<Option<$crate::core::campaign::CampaignRevision>> {
+                self.read_call($crate::store::sql::revision::campaign_revision(
+                    self,
+                    project,
+                    campaign_id,
+                    revision,
+                ))
+                .await
             }
         }
     };
@@ -202,6 +248,18 @@ macro_rules! store_calls {
             ) -> $crate::Result<std::collections::HashMap<String, rust_decimal::Decimal>> {
                 self.read_call($crate::store::sql::redemption::quota_usage(
                     self, project, keys,
+                ))
+                .await
+            }
+
+            async fn counter_usage(
+                &self,
+                project: &str,
+                counters: &[$crate::store::Counter],
+                at: chrono::DateTime<chrono::Utc>,
+            ) -> $crate::Result<Vec<$crate::store::CounterUsage>> {
+                self.read_call($crate::store::sql::redemption::counter_usage(
+                    self, project, counters, at,
                 ))
                 .await
             }
@@ -447,6 +505,47 @@ macro_rules! store_calls {
                 self.read_call($crate::store::sql::history::subject_history(
                     self, project, subject, query, now,
                 ))
+                .await
+            }
+
+            async fn expired_acceptances(
+                &self,
+                project: &str,
+                now: chrono::DateTime<chrono::Utc>,
+                page: u32,
+                size: u32,
+            ) -> $crate::Result<$crate::store::Page<$crate::core::consent::history::ExpiredAcceptance>>
+            {
+                self.read_call($crate::store::sql::history::expired_acceptances(
+                    self, project, now, page, size,
+                ))
+                .await
+            }
+
+            async fn ended_acceptances(
+                &self,
+                project: &str,
+                before: chrono::DateTime<chrono::Utc>,
+                limit: u32,
+            ) -> $crate::Result<Vec<(String, String)>> {
+                self.read_call($crate::store::sql::history::ended_acceptances(
+                    self, project, before, limit,
+                ))
+                .await
+            }
+
+            async fn purge_acceptance(
+                &self,
+                project: &str,
+                id: &str,
+                pseudonym: &str,
+            ) -> $crate::Result<$crate::core::consent::erasure::ErasureCounts> {
+                let (project, id, pseudonym) =
+                    (project.to_owned(), id.to_owned(), pseudonym.to_owned());
+                self.write_call(move |s| async move {
+                    $crate::store::sql::history::purge_acceptance(&s, &project, &id, &pseudonym)
+                        .await
+                })
                 .await
             }
         }

@@ -24,11 +24,12 @@ use crate::Result;
 /// The columns a [`Campaign`] is read from, in [`campaign_from_row`]'s terms.
 const CAMPAIGN_COLUMNS: &str = "id, project_id, ref_code, name, description, image_url, \
      start_date, end_date, status, priority, channel, group_name, quotas, rules, version, \
-     created_by, last_modified_by, created_date, last_modified_date, stacking, time_zone";
+     created_by, last_modified_by, created_date, last_modified_date, stacking, time_zone, \
+     status_schedule";
 
 /// The columns a campaign write sets, in the order [`bind_campaign`] binds
 /// them.
-const WRITTEN_COLUMNS: [&str; 22] = [
+const WRITTEN_COLUMNS: [&str; 23] = [
     "ref_code",
     "name",
     "description",
@@ -51,6 +52,7 @@ const WRITTEN_COLUMNS: [&str; 22] = [
     "search_group_name",
     "stacking",
     "time_zone",
+    "status_schedule",
 ];
 
 fn campaign_from_row(row: &impl SqlRow) -> Result<Campaign> {
@@ -69,6 +71,11 @@ fn campaign_from_row(row: &impl SqlRow) -> Result<Campaign> {
         group_name: row.col("group_name")?,
         stacking: stacking_from_json(row.col::<Json<Option<String>>>("stacking")?.0.as_deref())?,
         time_zone: row.col("time_zone")?,
+        status_schedule: super::revision::schedule_from_json(
+            row.col::<Json<Option<String>>>("status_schedule")?
+                .0
+                .as_deref(),
+        )?,
         quotas: quotas_from_json(&row.col::<Json<String>>("quotas")?.0)?,
         rules: rules_from_json(&row.col::<Json<String>>("rules")?.0)?,
         version: row.col("version")?,
@@ -106,7 +113,8 @@ fn bind_campaign(sql: Sql, c: &Campaign) -> Result<Sql> {
         .bind(search.ref_code)
         .bind(search.group_name)
         .bind(Json(stacking_json(c)?))
-        .bind(&c.time_zone))
+        .bind(&c.time_zone)
+        .bind(Json(super::revision::schedule_json(c)?)))
 }
 
 /// `$from, $from+1, …`: one placeholder per written column.
@@ -185,6 +193,7 @@ async fn try_insert<D: Dialect>(db: &D, c: &Campaign, max: u64) -> Result<(), Ab
     execute::<D>(tx.conn(), &sql)
         .await
         .map_err(|e| write_conflict::<D>(e, c))?;
+    super::revision::record::<D>(tx.conn(), c, true).await?;
     tx.commit().await
 }
 
@@ -221,6 +230,7 @@ async fn try_update<D: Dialect>(db: &D, c: &Campaign, expected: i64) -> Result<(
     execute::<D>(tx.conn(), &sql)
         .await
         .map_err(|e| write_conflict::<D>(e, c))?;
+    super::revision::record::<D>(tx.conn(), c, false).await?;
     bump_catalog::<D>(tx.conn(), &c.project_id).await?;
     tx.commit().await
 }
@@ -383,6 +393,34 @@ pub(crate) async fn campaign_by_code<D: Dialect>(
     ref_code: &str,
 ) -> Result<Option<Campaign>> {
     campaign_by(db, project, "ref_code", ref_code.into()).await
+}
+
+/// [`CampaignStore::campaigns_by_code`](crate::store::CampaignStore::campaigns_by_code):
+/// one statement (a redeem names at most [`MAX_ACTION_REFS`] + 1 codes).
+///
+/// [`MAX_ACTION_REFS`]: crate::core::limits::MAX_ACTION_REFS
+pub(crate) async fn campaigns_by_code<D: Dialect>(
+    db: &D,
+    project: &str,
+    ref_codes: &[&str],
+) -> Result<Vec<Campaign>> {
+    if ref_codes.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut sql = Sql::new(format!(
+        "SELECT {CAMPAIGN_COLUMNS} FROM campaign WHERE project_id = $1 AND ref_code IN ("
+    ))
+    .bind(project);
+    sql.push_list(ref_codes.iter().copied()).push(")");
+    retry::<D, _, _, _>(|| async {
+        let mut conn = acquire(db).await?;
+        Ok(rows::<D>(&mut conn, &sql)
+            .await?
+            .iter()
+            .map(campaign_from_row)
+            .collect::<Result<_>>()?)
+    })
+    .await
 }
 
 /// [`CampaignStore::list_campaigns`](crate::store::CampaignStore::list_campaigns).

@@ -11,64 +11,20 @@
 //! [`Dialect::push_content_sort`]).
 
 use super::content::{
-    content_not_found, content_type_from_db, data_from_json, data_json, duplicate_content_id,
-    duplicate_event_id, stale_content_version,
+    content_not_found, data_json, duplicate_content_id, duplicate_event_id, stale_content_version,
 };
 use super::dialect::{acquire, next_seq, retry, row, rows, Abort, Conn, Dialect};
 use super::history;
 use super::ledger;
 use super::limit_offset;
 use super::query::{Json, Sql, SqlRow};
-use crate::core::consent::ledger as consent_ledger;
-use crate::core::consent::{
-    AcceptanceStatus, ContentQuery, ContentRecord, ContentType, ContentWrite, PurposeEvent,
+use super::records::{
+    event_from_row, record_from_row, records, versions_sql, CONTENT_COLUMNS, EVENT_COLUMNS,
 };
+use crate::core::consent::ledger as consent_ledger;
+use crate::core::consent::{ContentQuery, ContentRecord, ContentType, ContentWrite, PurposeEvent};
 use crate::store::Page;
 use crate::Result;
-
-/// The columns a [`ContentRecord`] is read from.
-const CONTENT_COLUMNS: &str = "project_id, content_type, id, version, seq, data, created_by, \
-     last_modified_by, created_date, last_modified_date";
-
-/// The columns a [`PurposeEvent`] is read from.
-const EVENT_COLUMNS: &str = "project_id, id, seq, data_subject, app, purpose_code, status, \
-     consent_id, acceptance_date, expired_date, withdrawal_date, recorded_at";
-
-fn record_from_row(row: &impl SqlRow) -> Result<ContentRecord> {
-    Ok(ContentRecord {
-        id: row.col("id")?,
-        project_id: row.col("project_id")?,
-        content_type: content_type_from_db(&row.col::<String>("content_type")?)?,
-        version: row.col("version")?,
-        seq: row.col("seq")?,
-        created_by: row.col("created_by")?,
-        last_modified_by: row.col("last_modified_by")?,
-        created_date: row.col("created_date")?,
-        last_modified_date: row.col("last_modified_date")?,
-        data: data_from_json(&row.col::<Json<String>>("data")?.0)?,
-    })
-}
-
-fn records(rows: &[impl SqlRow]) -> Result<Vec<ContentRecord>> {
-    rows.iter().map(record_from_row).collect()
-}
-
-fn event_from_row(row: &impl SqlRow) -> Result<PurposeEvent> {
-    Ok(PurposeEvent {
-        id: row.col("id")?,
-        project_id: row.col("project_id")?,
-        data_subject: row.col("data_subject")?,
-        app: row.col("app")?,
-        purpose_code: row.col("purpose_code")?,
-        status: AcceptanceStatus::parse(&row.col::<String>("status")?),
-        consent_id: row.col("consent_id")?,
-        acceptance_date: row.col("acceptance_date")?,
-        expired_date: row.col("expired_date")?,
-        withdrawal_date: row.col("withdrawal_date")?,
-        recorded_at: row.col("recorded_at")?,
-        seq: row.col("seq")?,
-    })
-}
 
 /// Reads rows of `sql` (a read outside any transaction) with `map`.
 async fn read<D: Dialect, T>(db: &D, sql: &Sql, map: impl Fn(&[D::Row]) -> Result<T>) -> Result<T> {
@@ -340,17 +296,6 @@ pub(crate) async fn content<D: Dialect>(
     .await
 }
 
-/// Every version of a record, oldest first.
-fn versions_sql(project: &str, content_type: ContentType, id: &str) -> Sql {
-    Sql::new(format!(
-        "SELECT {CONTENT_COLUMNS} FROM content_version v \
-         WHERE project_id = $1 AND content_type = $2 AND id = $3 ORDER BY version"
-    ))
-    .bind(project)
-    .bind(content_type.as_str())
-    .bind(id)
-}
-
 /// [`ContentStore::content_versions`](crate::store::ContentStore::content_versions).
 pub(crate) async fn content_versions<D: Dialect>(
     db: &D,
@@ -359,30 +304,6 @@ pub(crate) async fn content_versions<D: Dialect>(
     id: &str,
 ) -> Result<Vec<ContentRecord>> {
     read(db, &versions_sql(project, content_type, id), records).await
-}
-
-/// Every version of a record, oldest first, inside the caller's
-/// transaction.
-pub(crate) async fn content_versions_in<D: Dialect>(
-    conn: &mut Conn<D>,
-    project: &str,
-    content_type: ContentType,
-    id: &str,
-) -> Result<Vec<ContentRecord>, Abort> {
-    let rows = rows::<D>(conn, &versions_sql(project, content_type, id)).await?;
-    Ok(records(&rows)?)
-}
-
-/// Every purpose event of every project, in `seq` order, inside the
-/// caller's transaction (filling the history of an older database).
-pub(crate) async fn all_purpose_events<D: Dialect>(
-    conn: &mut Conn<D>,
-) -> Result<Vec<PurposeEvent>, Abort> {
-    let sql = Sql::new(format!(
-        "SELECT {EVENT_COLUMNS} FROM purpose_event ORDER BY seq"
-    ));
-    let rows = rows::<D>(conn, &sql).await?;
-    Ok(rows.iter().map(event_from_row).collect::<Result<_>>()?)
 }
 
 /// [`ContentStore::list_content`](crate::store::ContentStore::list_content).

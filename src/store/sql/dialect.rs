@@ -110,13 +110,17 @@ pub(crate) trait Dialect: Clone + Send + Sync + 'static {
     /// (`true`) or of its refCode (`false`); `None` for anything else.
     fn campaign_key_violated(e: &sqlx::Error) -> Option<bool>;
 
-    /// Adds `charge` to the usage of its key inside the caller's write
-    /// transaction, only if the result stays within its limit: `false`
-    /// (nothing written) when it would not.
+    /// Adds `charge` (of a calendar quota) to the usage of its key inside
+    /// the caller's write transaction, only if the result stays within its
+    /// limit: `false` when it would not (the caller rolls back). It first
+    /// gives back the key's hold charges expired at `at`
+    /// ([`sweep_key`](super::marks::sweep_key)), so that expired holds
+    /// never count.
     fn charge<'c>(
         conn: &'c mut Conn<Self>,
         project: &'c str,
         charge: &'c QuotaCharge,
+        at: chrono::DateTime<chrono::Utc>,
     ) -> impl Future<Output = Result<bool, Abort>> + Send + 'c;
 
     /// Gives `charge` back (a cancelled redemption) inside the caller's
@@ -158,6 +162,7 @@ macro_rules! run_statements {
             sql: &'c $crate::store::sql::query::Sql,
         ) -> impl std::future::Future<Output = Result<Vec<Self::Row>, sqlx::Error>> + Send + 'c {
             async move {
+                $crate::store::sql::dialect::sent::statement();
                 sqlx::query_with(sql.text(), arguments(sql)?)
                     .fetch_all(conn)
                     .await
@@ -169,6 +174,7 @@ macro_rules! run_statements {
             sql: &'c $crate::store::sql::query::Sql,
         ) -> impl std::future::Future<Output = Result<Option<Self::Row>, sqlx::Error>> + Send + 'c {
             async move {
+                $crate::store::sql::dialect::sent::statement();
                 sqlx::query_with(sql.text(), arguments(sql)?)
                     .fetch_optional(conn)
                     .await
@@ -180,6 +186,7 @@ macro_rules! run_statements {
             sql: &'c $crate::store::sql::query::Sql,
         ) -> impl std::future::Future<Output = Result<u64, sqlx::Error>> + Send + 'c {
             async move {
+                $crate::store::sql::dialect::sent::statement();
                 let done = sqlx::query_with(sql.text(), arguments(sql)?)
                     .execute(conn)
                     .await?;
@@ -192,6 +199,7 @@ macro_rules! run_statements {
             script: &'c str,
         ) -> impl std::future::Future<Output = Result<(), sqlx::Error>> + Send + 'c {
             async move {
+                $crate::store::sql::dialect::sent::statement();
                 sqlx::Executor::execute(conn, script).await?;
                 Ok(())
             }
@@ -214,6 +222,8 @@ impl<D: Dialect> Tx<D> {
         tx: sqlx::Transaction<'static, D::Db>,
         held: Option<Box<dyn Send + Sync>>,
     ) -> Tx<D> {
+        sent::call();
+        sent::statement(); // BEGIN
         Tx { tx, _held: held }
     }
 
@@ -223,10 +233,12 @@ impl<D: Dialect> Tx<D> {
     }
 
     pub(crate) async fn commit(self) -> Result<(), Abort> {
+        sent::statement();
         Ok(self.tx.commit().await?)
     }
 
     pub(crate) async fn rollback(self) -> Result<(), Abort> {
+        sent::statement();
         Ok(self.tx.rollback().await?)
     }
 }
@@ -235,7 +247,49 @@ impl<D: Dialect> Tx<D> {
 pub(crate) async fn acquire<D: Dialect>(
     db: &D,
 ) -> Result<sqlx::pool::PoolConnection<D::Db>, Abort> {
+    sent::call();
     Ok(db.pool().acquire().await?)
+}
+
+/// What this thread sent to the database (feature `testkit`: the
+/// round-trip tests of redeem; without it, nothing is counted).
+///
+/// A *call* is one use of the database by a store method: a connection
+/// taken from the pool outside a transaction, or one transaction (each run
+/// of it). A *statement* is every statement sent: each query, and `BEGIN`,
+/// `COMMIT` and `ROLLBACK` (not the pool's own connection set-up, nor the
+/// rollback sqlx sends for a transaction dropped unfinished). Counted per
+/// thread, so a test on a current-thread runtime sees only its own (the
+/// writes the stores run as tasks of their own run on that thread too).
+pub(crate) mod sent {
+    #[cfg(feature = "testkit")]
+    use std::cell::Cell;
+
+    #[cfg(feature = "testkit")]
+    thread_local! {
+        static CALLS: Cell<u64> = const { Cell::new(0) };
+        static STATEMENTS: Cell<u64> = const { Cell::new(0) };
+    }
+
+    /// One more call.
+    #[inline]
+    pub(crate) fn call() {
+        #[cfg(feature = "testkit")]
+        CALLS.with(|n| n.set(n.get() + 1));
+    }
+
+    /// One more statement.
+    #[inline]
+    pub(crate) fn statement() {
+        #[cfg(feature = "testkit")]
+        STATEMENTS.with(|n| n.set(n.get() + 1));
+    }
+
+    /// The calls and the statements this thread sent so far.
+    #[cfg(feature = "testkit")]
+    pub fn counts() -> (u64, u64) {
+        (CALLS.with(Cell::get), STATEMENTS.with(Cell::get))
+    }
 }
 
 /// Why one run of a transaction failed.

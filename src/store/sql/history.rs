@@ -4,12 +4,14 @@
 //! transactions of the records it comes from, and paged with one range of
 //! its primary key.
 
-use super::consent::content_versions_in;
+use super::content::data_json;
 use super::dialect::{execute, retry, row, rows, Abort, Conn, Dialect};
 use super::limit_offset;
-use super::query::{Sql, SqlRow};
-use crate::core::consent::evidence::{HistoryQuery, SubjectEvent};
-use crate::core::consent::history::{self, HistoryRow};
+use super::query::{Json, Sql, SqlRow};
+use super::records::{all_purpose_events, content_versions_in};
+use crate::core::consent::erasure::{self, ErasureCounts};
+use crate::core::consent::evidence::{EventKind, HistoryQuery, SubjectEvent};
+use crate::core::consent::history::{self, ExpiredAcceptance, HistoryRow};
 use crate::core::consent::{ContentRecord, ContentType, PurposeEvent};
 use crate::store::Page;
 use crate::{Error, Result};
@@ -25,8 +27,8 @@ async fn insert<D: Dialect>(
     let event = serde_json::to_string(&r.event).map_err(Error::internal)?;
     let sql = Sql::new(
         "INSERT INTO consent_history (project_id, data_subject, at, derived, ord, source, \
-         record_id, app, consent_id, notice_id, event) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+         record_id, app, consent_id, notice_id, event, kind) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
     )
     .bind(project)
     .bind(&r.subject)
@@ -38,7 +40,8 @@ async fn insert<D: Dialect>(
     .bind(&r.event.application)
     .bind(&r.event.consent_id)
     .bind(&r.event.privacy_notice_id)
-    .bind(event);
+    .bind(event)
+    .bind(r.event.kind.as_str());
     execute::<D>(conn, &sql).await?;
     Ok(())
 }
@@ -89,7 +92,7 @@ pub(crate) async fn after_content<D: Dialect>(
         }
         ContentType::Consent => "consent_id",
         ContentType::PrivacyNotice => "notice_id",
-        _ => return Ok(()),
+        ContentType::Purpose => return Ok(()),
     };
     let pinning = Sql::new(format!(
         "SELECT DISTINCT record_id FROM consent_history \
@@ -161,7 +164,7 @@ pub(crate) async fn backfill<D: Dialect>(conn: &mut Conn<D>) -> Result<(), Abort
     for (project, id) in ids {
         refresh_acceptance::<D>(conn, &project, &id).await?;
     }
-    let events = super::consent::all_purpose_events::<D>(conn).await?;
+    let events = all_purpose_events::<D>(conn).await?;
     for e in &events {
         after_purpose_event::<D>(conn, e).await?;
     }
@@ -252,4 +255,143 @@ pub(crate) async fn subject_history<D: Dialect>(
     now: chrono::DateTime<chrono::Utc>,
 ) -> Result<Page<SubjectEvent>> {
     retry::<D, _, _, _>(|| try_page(db, project, subject, query, now)).await
+}
+
+async fn try_expired<D: Dialect>(
+    db: &D,
+    project: &str,
+    now: chrono::DateTime<chrono::Utc>,
+    page: u32,
+    size: u32,
+) -> Result<Page<ExpiredAcceptance>, Abort> {
+    let filter = |sql: &mut Sql| {
+        sql.push(" WHERE project_id = ")
+            .push_bind(project)
+            .push(" AND kind = ")
+            .push_bind(EventKind::Expired.as_str())
+            .push(" AND at <= ")
+            .push_bind(now);
+    };
+    let mut tx = db.begin_read().await?;
+    let mut count = Sql::new("SELECT COUNT(*) AS n FROM consent_history");
+    filter(&mut count);
+    let total: i64 = match row::<D>(tx.conn(), &count).await? {
+        Some(row) => row.col("n")?,
+        None => 0,
+    };
+    let (limit, offset) = limit_offset(page, size);
+    let mut select = Sql::new("SELECT data_subject, event FROM consent_history");
+    filter(&mut select);
+    select
+        .push(" ORDER BY at, ord LIMIT ")
+        .push_bind(limit)
+        .push(" OFFSET ")
+        .push_bind(offset);
+    let rows = rows::<D>(tx.conn(), &select).await?;
+    tx.commit().await?;
+    let mut items = Vec::with_capacity(rows.len());
+    for r in &rows {
+        let text: String = r.col("event")?;
+        let event: SubjectEvent =
+            serde_json::from_str(&text).map_err(|e| super::corrupt("history event", e))?;
+        let subject: String = r.col("data_subject")?;
+        items.extend(ExpiredAcceptance::of(&subject, &event));
+    }
+    Ok(Page {
+        items,
+        page,
+        size,
+        total: u64::try_from(total).unwrap_or_default(),
+    })
+}
+
+/// [`HistoryStore::expired_acceptances`](crate::store::HistoryStore::expired_acceptances).
+pub(crate) async fn expired_acceptances<D: Dialect>(
+    db: &D,
+    project: &str,
+    now: chrono::DateTime<chrono::Utc>,
+    page: u32,
+    size: u32,
+) -> Result<Page<ExpiredAcceptance>> {
+    retry::<D, _, _, _>(|| try_expired(db, project, now, page, size)).await
+}
+
+/// [`HistoryStore::ended_acceptances`](crate::store::HistoryStore::ended_acceptances).
+pub(crate) async fn ended_acceptances<D: Dialect>(
+    db: &D,
+    project: &str,
+    before: chrono::DateTime<chrono::Utc>,
+    limit: u32,
+) -> Result<Vec<(String, String)>> {
+    let sql = Sql::new(
+        "SELECT record_id, MIN(data_subject) AS data_subject FROM consent_history \
+         WHERE project_id = $1 AND kind IN ($2, $3) AND at < $4 AND source = $5 \
+         AND data_subject NOT LIKE 'pseudonym:%' \
+         GROUP BY record_id ORDER BY record_id LIMIT $6",
+    )
+    .bind(project)
+    .bind(EventKind::Expired.as_str())
+    .bind(EventKind::Withdrawn.as_str())
+    .bind(before)
+    .bind(ACCEPTANCE)
+    .bind(i64::from(limit));
+    retry::<D, _, _, _>(|| async {
+        let mut conn = super::dialect::acquire(db).await?;
+        rows::<D>(&mut conn, &sql)
+            .await?
+            .iter()
+            .map(|r| Ok((r.col("record_id")?, r.col("data_subject")?)))
+            .collect::<Result<_>>()
+            .map_err(Abort::Fail)
+    })
+    .await
+}
+
+async fn try_purge<D: Dialect>(
+    db: &D,
+    project: &str,
+    id: &str,
+    pseudonym: &str,
+) -> Result<ErasureCounts, Abort> {
+    let mut tx = db.begin_write().await?;
+    let mut counts = ErasureCounts::default();
+    let versions =
+        content_versions_in::<D>(tx.conn(), project, ContentType::ConsentAcceptance, id).await?;
+    for v in &versions {
+        let erased = erasure::erase_acceptance(&v.data, pseudonym);
+        if erased == v.data {
+            continue;
+        }
+        let update = Sql::new(
+            "UPDATE content_version SET data = $1 \
+             WHERE project_id = $2 AND content_type = $3 AND id = $4 AND version = $5",
+        )
+        .bind(Json(data_json(&erased)?))
+        .bind(project)
+        .bind(ContentType::ConsentAcceptance.as_str())
+        .bind(id)
+        .bind(v.version);
+        execute::<D>(tx.conn(), &update).await?;
+        counts.acceptance_versions += 1;
+    }
+    let forget = Sql::new(
+        "UPDATE consent_ledger SET salt = NULL \
+         WHERE project_id = $1 AND record_id = $2 AND salt IS NOT NULL",
+    )
+    .bind(project)
+    .bind(id);
+    counts.ledger_salts = execute::<D>(tx.conn(), &forget).await?;
+    refresh_acceptance::<D>(tx.conn(), project, id).await?;
+    tx.commit().await?;
+    Ok(counts)
+}
+
+/// [`HistoryStore::purge_acceptance`](crate::store::HistoryStore::purge_acceptance).
+pub(crate) async fn purge_acceptance<D: Dialect>(
+    db: &D,
+    project: &str,
+    id: &str,
+    pseudonym: &str,
+) -> Result<ErasureCounts> {
+    retry::<D, _, _, _>(|| try_purge(db, project, id, pseudonym)).await
 }

@@ -24,8 +24,8 @@ use uuid::Uuid;
 
 use super::dialect::{acquire, execute, retry, row, rows, Abort, Conn, Dialect};
 use super::query::{Arg, Json, Sql, SqlRow};
-use super::{action_txs_from_json, action_txs_json, limit_offset};
-use crate::core::campaign::{QuotaCharge, QuotaUsage, Redemption, TxStatus};
+use super::{action_txs_from_json, action_txs_json, limit_offset, marks};
+use crate::core::campaign::{QuotaCharge, QuotaUsage, QuotaWindow, Redemption, TxStatus};
 use crate::store::{Page, RedeemOutcome, RedemptionPlan, RedemptionQuery};
 use crate::{Error, Result};
 
@@ -71,7 +71,8 @@ async fn attach_charges<D: Dialect>(
     let ids: Vec<Uuid> = index.keys().copied().collect();
     for chunk in ids.chunks(IN_CHUNK) {
         let mut sql = Sql::new(
-            "SELECT redemption_id, quota_key, amount, quota_limit FROM redemption_charge \
+            "SELECT redemption_id, quota_key, amount, quota_limit, window_seconds \
+             FROM redemption_charge \
              WHERE project_id = $1 AND redemption_id IN (",
         )
         .bind(project);
@@ -83,6 +84,13 @@ async fn attach_charges<D: Dialect>(
                 key: row.col("quota_key")?,
                 amount: row.col("amount")?,
                 limit: row.col("quota_limit")?,
+                window: row
+                    .col::<Option<i64>>("window_seconds")?
+                    .map(|s| {
+                        QuotaWindow::from_seconds(s)
+                            .ok_or_else(|| super::corrupt("redemption_charge.window_seconds", s))
+                    })
+                    .transpose()?,
             };
             if let Some(&i) = index.get(&id) {
                 redemptions[i].quotas.push(charge);
@@ -94,14 +102,14 @@ async fn attach_charges<D: Dialect>(
 
 /// How a redemption is looked up.
 #[derive(Clone, Copy)]
-enum By<'a> {
+pub(crate) enum By<'a> {
     Id(Uuid),
     Key(&'a str),
 }
 
 /// One redemption with its charges; `lock` locks its row until the
 /// transaction ends (where the dialect locks rows).
-async fn fetch_redemption<D: Dialect>(
+pub(crate) async fn fetch_redemption<D: Dialect>(
     conn: &mut Conn<D>,
     project: &str,
     by: By<'_>,
@@ -126,24 +134,12 @@ async fn fetch_redemption<D: Dialect>(
     Ok(Some(r))
 }
 
-/// The usage of one key, when it was ever charged.
-pub(crate) async fn usage<D: Dialect>(
-    conn: &mut Conn<D>,
-    project: &str,
-    key: &str,
-) -> Result<Option<Decimal>, Abort> {
-    let sql = Sql::new("SELECT used FROM quota_usage WHERE project_id = $1 AND quota_key = $2")
-        .bind(project)
-        .bind(key);
-    match row::<D>(conn, &sql).await? {
-        Some(row) => Ok(Some(row.col("used")?)),
-        None => Ok(None),
-    }
-}
-
 /// Inserts the record of `r` unless its idempotency key is taken: whether
 /// it was inserted.
-async fn insert_redemption<D: Dialect>(conn: &mut Conn<D>, r: &Redemption) -> Result<bool, Abort> {
+pub(crate) async fn insert_redemption<D: Dialect>(
+    conn: &mut Conn<D>,
+    r: &Redemption,
+) -> Result<bool, Abort> {
     let sql = Sql::new(
         "INSERT INTO redemption (id, project_id, campaign_id, campaign_code, campaign_version, \
          status, user_id, channel, idempotency_key, action_txs, created_date, cancelled_date, \
@@ -169,13 +165,17 @@ async fn insert_redemption<D: Dialect>(conn: &mut Conn<D>, r: &Redemption) -> Re
 }
 
 /// Inserts the charges of `r`, in plan order, in one statement.
-async fn insert_charges<D: Dialect>(conn: &mut Conn<D>, r: &Redemption) -> Result<(), Abort> {
+pub(crate) async fn insert_charges<D: Dialect>(
+    conn: &mut Conn<D>,
+    r: &Redemption,
+) -> Result<(), Abort> {
     if r.quotas.is_empty() {
         return Ok(());
     }
     let mut sql = Sql::new(
         "INSERT INTO redemption_charge \
-         (project_id, redemption_id, position, quota_key, amount, quota_limit) VALUES ",
+         (project_id, redemption_id, position, quota_key, amount, quota_limit, window_seconds) \
+         VALUES ",
     );
     for (position, charge) in r.quotas.iter().enumerate() {
         sql.push(if position == 0 { "(" } else { ", (" })
@@ -190,6 +190,8 @@ async fn insert_charges<D: Dialect>(conn: &mut Conn<D>, r: &Redemption) -> Resul
             .push_bind(charge.amount)
             .push(", ")
             .push_bind(charge.limit)
+            .push(", ")
+            .push_bind(charge.window.map(QuotaWindow::seconds))
             .push(")");
     }
     execute::<D>(conn, &sql).await?;
@@ -219,16 +221,18 @@ async fn try_redeem<D: Dialect>(db: &D, r: &Redemption) -> Result<RedeemOutcome,
         tx.rollback().await?;
         return Ok(RedeemOutcome::CodeRefused(refusal));
     }
-    for charge in &r.quotas {
-        if !D::charge(tx.conn(), &r.project_id, charge).await? {
-            let used = usage::<D>(tx.conn(), &r.project_id, &charge.key).await?;
-            tx.rollback().await?;
-            return Ok(RedeemOutcome::QuotaExceeded {
-                key: charge.key.clone(),
-                used: used.unwrap_or_default(),
-                limit: charge.limit,
-            });
-        }
+    if let Some((key, used, limit)) = marks::charge_all::<D>(
+        tx.conn(),
+        &r.project_id,
+        &r.quotas,
+        r.id,
+        r.created_date,
+        None,
+    )
+    .await?
+    {
+        tx.rollback().await?;
+        return Ok(RedeemOutcome::QuotaExceeded { key, used, limit });
     }
     insert_charges::<D>(tx.conn(), r).await?;
     tx.commit().await?;
@@ -250,13 +254,11 @@ async fn try_cancel<D: Dialect>(
     if r.status == TxStatus::Cancelled {
         return Ok(Some(r));
     }
-    // Same key order as the redeem that charged them.
     if let Some(code) = &r.code {
         super::codes::release_code::<D>(tx.conn(), project, code).await?;
     }
-    for charge in &r.quotas {
-        D::release(tx.conn(), project, charge).await?;
-    }
+    // Same key order as the redeem that charged them.
+    marks::give_back::<D>(tx.conn(), project, &r.quotas, id, false).await?;
     r.status = TxStatus::Cancelled;
     r.cancelled_date = Some(at);
     for action in &mut r.action_txs {
@@ -400,6 +402,26 @@ pub(crate) async fn quota_usage<D: Dialect>(
     .await
 }
 
+/// [`RedemptionStore::counter_usage`](crate::store::RedemptionStore::counter_usage).
+pub(crate) async fn counter_usage<D: Dialect>(
+    db: &D,
+    project: &str,
+    counters: &[crate::store::Counter],
+    at: DateTime<Utc>,
+) -> Result<Vec<crate::store::CounterUsage>> {
+    if counters.is_empty() {
+        return Ok(Vec::new());
+    }
+    retry::<D, _, _, _>(|| async move {
+        // One snapshot for usage and marks.
+        let mut tx = db.begin_read().await?;
+        let out = marks::counter_usage::<D>(tx.conn(), project, counters, at).await?;
+        tx.commit().await?;
+        Ok(out)
+    })
+    .await
+}
+
 /// [`RedemptionStore::quota_usage_by_prefix`](crate::store::RedemptionStore::quota_usage_by_prefix).
 pub(crate) async fn quota_usage_by_prefix<D: Dialect>(
     db: &D,
@@ -465,6 +487,8 @@ pub(crate) async fn campaign_quota_usage<D: Dialect>(
                     key: row.col("quota_key")?,
                     used: row.col::<Option<Decimal>>("used")?.unwrap_or_default(),
                     limit: Some(row.col("quota_limit")?),
+                    window: None,
+                    held: None,
                 })
             })
             .collect::<Result<_>>()

@@ -18,8 +18,9 @@ use crate::core::campaign::QuotaCharge;
 use crate::core::consent::{ContentFilter, ContentSort};
 use crate::store::sql::content::{json_path, number_keys_json, FilterValue};
 use crate::store::sql::dialect::{execute, run_statements, Abort, Dialect, Tx};
+use crate::store::sql::marks::{sweep_key, usage};
 use crate::store::sql::query::{self as query, native_getters, Arg, Json, Sql, SqlRow, Typed};
-use crate::store::sql::redemption::usage;
+
 use crate::store::sql::{corrupt, is_unique_violation, Fault};
 use crate::store::SortDirection;
 use crate::{Error, Result};
@@ -185,10 +186,14 @@ impl Dialect for SqliteStore {
         conn: &mut SqliteConnection,
         project: &str,
         charge: &QuotaCharge,
+        at: DateTime<Utc>,
     ) -> Result<bool, Abort> {
+        let back = sweep_key::<Self>(conn, project, &charge.key, at).await?;
         let used = usage::<Self>(conn, project, &charge.key)
             .await?
-            .unwrap_or_default();
+            .unwrap_or_default()
+            .checked_sub(back)
+            .ok_or_else(|| Error::internal("quota usage out of decimal range"))?;
         match used.checked_add(charge.amount) {
             Some(total) if total <= charge.limit => {
                 set_usage(conn, project, &charge.key, total).await?;

@@ -16,6 +16,7 @@ mod concurrency;
 mod data;
 mod races;
 mod redemptions;
+mod revisions;
 
 use accord::store::{CampaignStore, RedemptionStore};
 
@@ -24,6 +25,7 @@ pub use concurrency::*;
 pub use data::*;
 pub use races::*;
 pub use redemptions::*;
+pub use revisions::*;
 
 /// What the suite needs of a store.
 pub trait Store: CampaignStore + RedemptionStore + 'static {}
@@ -63,6 +65,8 @@ macro_rules! campaign_store_tests {
             concurrent_cancels_give_back_once,
             writes_dropped_midway_leave_the_store_whole,
             cancels_racing_redeems_keep_usage_within_bounds,
+            revisions_record_every_save,
+            refused_saves_write_no_revision,
         );
     };
     (@each $fixture:path; $($behaviour:ident),+ $(,)?) => {

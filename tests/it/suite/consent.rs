@@ -54,6 +54,8 @@ macro_rules! consent_suite {
             story::history_in_recorded_order,
             story::history_events_and_state_by_app,
             paging::history_pages_are_pages_of_the_whole,
+            paging::expired_acceptances_are_listed,
+            paging::retention_purge_keeps_the_proof,
             story::the_ledger_has_one_entry_per_event,
             story::concurrent_acceptances,
             content::list_filters,

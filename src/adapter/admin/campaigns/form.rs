@@ -11,7 +11,8 @@ use crate::adapter::admin::guard::Form;
 use crate::adapter::admin::view;
 use crate::core::campaign::{
     AllocateMethod, BenefitCap, CampaignInput, CampaignStatus, CapScope, Condition, ConditionType,
-    DataItem, MatchKind, Op, Quota, Rule, Stacking, Then, ThenOperator, ValueType, WhenGroup,
+    DataItem, MatchKind, Op, Quota, Rule, Stacking, StatusChange, Then, ThenOperator, ValueType,
+    WhenGroup,
 };
 use crate::core::error::ErrorCode;
 use crate::core::error::FieldError;
@@ -87,6 +88,7 @@ pub struct QuotaDraft {
     pub value: String,
     pub value_field: String,
     pub description: String,
+    pub window: String,
 }
 
 /// A whole campaign as typed.
@@ -106,6 +108,8 @@ pub struct Draft {
     pub stacking_group: String,
     pub stop_after: bool,
     pub time_zone: String,
+    /// Scheduled status changes, one a line: `<date and time> <STATUS>`.
+    pub status_schedule: String,
     pub version: String,
     pub quotas: Vec<QuotaDraft>,
     pub rules: Vec<RuleDraft>,
@@ -167,6 +171,12 @@ impl Draft {
                 .unwrap_or_default(),
             stop_after: c.stacking.as_ref().is_some_and(|s| s.stop_after),
             time_zone: c.time_zone.clone().unwrap_or_default(),
+            status_schedule: c
+                .status_schedule
+                .iter()
+                .map(|s| format!("{} {}", t(Some(s.at)), s.status))
+                .collect::<Vec<_>>()
+                .join("\n"),
             version: c.version.map(|v| v.to_string()).unwrap_or_default(),
             quotas: c
                 .quotas
@@ -177,6 +187,7 @@ impl Draft {
                     value: q.value.to_string(),
                     value_field: q.value_field.clone().unwrap_or_default(),
                     description: q.description.clone().unwrap_or_default(),
+                    window: q.window.clone().unwrap_or_default(),
                 })
                 .collect(),
             rules: c
@@ -279,6 +290,7 @@ impl Draft {
             stacking_group: f("stacking.group"),
             stop_after: on("stacking.stopAfter"),
             time_zone: f("timeZone"),
+            status_schedule: f("statusSchedule"),
             version: f("version"),
             quotas: indices(form, "quotas")
                 .into_iter()
@@ -290,6 +302,7 @@ impl Draft {
                         value: f(&format!("{p}.value")),
                         value_field: f(&format!("{p}.valueField")),
                         description: f(&format!("{p}.description")),
+                        window: f(&format!("{p}.window")),
                     }
                 })
                 .collect(),
@@ -380,6 +393,33 @@ impl Draft {
         };
         let start_date = time("startDate", &self.start);
         let end_date = time("endDate", &self.end);
+        let mut schedule_problems = Vec::new();
+        let status_schedule: Vec<StatusChange> = self
+            .status_schedule
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .filter_map(|line| {
+                let Some((at, status)) = line.rsplit_once(char::is_whitespace) else {
+                    schedule_problems.push(FieldError::new(
+                        "statusSchedule",
+                        ErrorCode::InvalidTimestamp,
+                        format!("{line:?}: expected a date and time, then ENABLE or DISABLE"),
+                    ));
+                    return None;
+                };
+                let status = CampaignStatus::parse(status.trim());
+                if !status.is_known() {
+                    schedule_problems.push(FieldError::new(
+                        "statusSchedule",
+                        ErrorCode::InvalidEnum,
+                        format!("{line:?}: the status is ENABLE or DISABLE"),
+                    ));
+                    return None;
+                }
+                time("statusSchedule", at).map(|at| StatusChange { at, status })
+            })
+            .collect();
         let mut cap_problems = Vec::new();
         let rules: Vec<Rule> = self
             .rules
@@ -443,6 +483,7 @@ impl Draft {
             })
             .collect();
         problems.extend(cap_problems);
+        problems.extend(schedule_problems);
         let priority = match self.priority.trim() {
             "" => None,
             p => {
@@ -476,6 +517,7 @@ impl Draft {
                     value: value?,
                     value_field: opt(&q.value_field),
                     description: opt(&q.description),
+                    window: opt(&q.window),
                 })
             })
             .collect();
@@ -501,6 +543,7 @@ impl Draft {
             })
             .filter(|s| !s.is_default()),
             time_zone: opt(&self.time_zone),
+            status_schedule,
             quotas,
             rules,
             version: self.version.trim().parse().ok(),

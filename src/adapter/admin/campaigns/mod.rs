@@ -5,6 +5,7 @@ pub mod editor;
 mod editor_view;
 mod form;
 pub mod list;
+pub mod revisions;
 pub mod try_it;
 
 use uuid::Uuid;

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use utoipa::OpenApi;
 
 use super::error::{Problem, PROBLEM_JSON};
-use super::{campaign, codes, consent, content, evidence, ops};
+use super::{campaign, codes, consent, content, evidence, ops, retention, revisions};
 use crate::core::error::{Appears, ErrorCode, ErrorKind};
 
 /// The OpenAPI document of the router.
@@ -44,6 +44,8 @@ use crate::core::error::{Appears, ErrorCode, ErrorKind};
         evidence::jwks,
         evidence::ledger,
         evidence::verify_ledger,
+        retention::expired_acceptances,
+        retention::purge,
         campaign::search,
         campaign::redeem,
         campaign::cancel_redemption,
@@ -61,6 +63,10 @@ use crate::core::error::{Appears, ErrorCode, ErrorKind};
         codes::deactivate_code,
         codes::activate_code,
         codes::code_lookup,
+        revisions::list_revisions,
+        revisions::get_revision,
+        revisions::diff_revisions,
+        revisions::restore_revision,
         ops::healthz,
         ops::readyz,
         ops::openapi_json,

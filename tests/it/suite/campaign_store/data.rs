@@ -72,6 +72,12 @@ pub fn campaign(project: &str, ref_code: &str) -> Campaign {
             stop_after: false,
         }),
         time_zone: Some("Asia/Bangkok".to_owned()),
+        // Round-trips the schedule column; after the end date, it changes
+        // nothing that runs.
+        status_schedule: vec![accord::campaign::StatusChange {
+            at: t(40 * 86_400, 5),
+            status: CampaignStatus::Disable,
+        }],
         quotas: vec![
             Quota {
                 id: Some("q1".to_owned()),
@@ -80,6 +86,7 @@ pub fn campaign(project: &str, ref_code: &str) -> Campaign {
                 value: d("12345678901234567.891"),
                 value_field: None,
                 description: Some("total".to_owned()),
+                window: None,
             },
             Quota {
                 id: None,
@@ -87,6 +94,7 @@ pub fn campaign(project: &str, ref_code: &str) -> Campaign {
                 value: d("2.50"),
                 value_field: Some("amount".to_owned()),
                 description: None,
+                window: Some("P1D".to_owned()),
             },
         ],
         rules: vec![rule()],
@@ -109,6 +117,7 @@ pub fn plan(c: &Campaign, charges: &[(&str, &str, &str)], at: DateTime<Utc>) -> 
             key: (*key).to_owned(),
             amount: d(amount),
             limit: d(limit),
+            window: None,
         })
         .collect();
     quotas.sort_by(|a, b| a.key.cmp(&b.key));

@@ -367,6 +367,8 @@ pub async fn campaign_quota_usage_lists_keys<S: Store>(store: Arc<S>) {
         key: (*k).to_owned(),
         used: d(used),
         limit: Some(d(limit)),
+        window: None,
+        held: None,
     })
     .collect();
     assert_eq!(

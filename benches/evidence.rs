@@ -1,0 +1,248 @@
+//! Consent evidence on each store: a page of a long history, and what the
+//! ledger and the signed receipt add to an acceptance.
+//!
+//! ```sh
+//! ACCORD_TEST_PG_URL=postgres://postgres@127.0.0.1:5432/test \
+//!     cargo bench --bench evidence --features sqlite,postgres,http
+//! ```
+//!
+//! - `history/<store>/first` and `…/late`: one subject with 10,000 events
+//!   (5,000 acceptances, each `ACCEPTED` then `EXPIRED`), a page of the
+//!   default size (20) at the start and at page 490 (events 9,800 to 9,819).
+//! - `accept/<store>/…`: `accept` is `ConsentService::accept_consent` (a
+//!   new subject each time): validation, reads, the acceptance's write with
+//!   its ledger entry and history rows, in one transaction. `accept+receipt`
+//!   adds what a receipt costs: reading the acceptance and its ledger entry
+//!   and signing the receipt (Ed25519). `write/acceptance` is the store's
+//!   write of one acceptance record (ledger entry and history rows
+//!   included); `write/plain` the same record written as a content type
+//!   that has neither (the same `insert_content` path, same `data`): their
+//!   difference is what the ledger (and history) add to the write.
+//!
+//! The memory store is the reference; SQLite runs on a file (WAL,
+//! `synchronous = FULL`); PostgreSQL in a schema of its own, dropped
+//! afterwards (skipped without `ACCORD_TEST_PG_URL`).
+#![allow(clippy::unwrap_used)] // a benchmark that cannot set up should stop
+#![allow(missing_docs)] // criterion_group! generates an undocumented pub fn
+
+use std::str::FromStr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use accord::consent::evidence::HistoryQuery;
+use accord::consent::receipt::{for_acceptance, Controller, EntryRef};
+use accord::consent::{AcceptConsentRequest, ConsentService, ContentType, ContentWrite};
+use accord::http::receipt::ReceiptSigner;
+use accord::store::memory::MemoryStore;
+use accord::store::postgres::PostgresStore;
+use accord::store::sqlite::SqliteStore;
+use accord::store::ConsentStore;
+use accord::ManualClock;
+use chrono::{TimeZone, Utc};
+use criterion::{criterion_group, criterion_main, Criterion};
+use serde_json::json;
+use tokio::runtime::Runtime;
+
+/// Acceptances of the long history (two events each).
+const ACCEPTANCES: u64 = 5_000;
+
+fn request(subject: &str, consent_id: &str) -> AcceptConsentRequest {
+    AcceptConsentRequest {
+        app: Some("shop".into()),
+        data_subject: Some(subject.into()),
+        consent_id: Some(consent_id.into()),
+        purposes: None,
+        user_agent: Some("Mozilla/5.0".into()),
+        country: Some("TH".into()),
+        local_ip: Some("192.168.1.10".into()),
+        os_version: Some("iOS 17".into()),
+        model: Some("iPhone".into()),
+        device_fingerprint_id: Some("fp-1".into()),
+        note: Some("signup".into()),
+        ..AcceptConsentRequest::default()
+    }
+}
+
+/// A published consent of `shop` with a lifespan of one day.
+async fn consent<S: ConsentStore + 'static>(svc: &ConsentService<S>, project: &str) -> String {
+    let notice = svc
+        .create_content(
+            project,
+            "svc-privacy-notice-v1",
+            json!({"name": "Privacy", "descriptionEn": "How we use data", "revision": 1, "status": "PUBLISHED"}),
+            "admin",
+        )
+        .await
+        .unwrap();
+    svc.create_content(
+        project,
+        "svc-consent-v1",
+        json!({"name": "Shop", "descriptionEn": "Please agree", "application": "shop",
+               "purposes": ["email", "sms"], "lifespan": 1, "privacyNoticeRef": notice.id,
+               "revision": 1, "status": "PUBLISHED"}),
+        "admin",
+    )
+    .await
+    .unwrap()
+    .id
+}
+
+fn bench_store<S: ConsentStore + 'static>(c: &mut Criterion, rt: &Runtime, name: &str, store: S) {
+    let store = Arc::new(store);
+    let start = Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap();
+    let clock = Arc::new(ManualClock::new(start));
+    let svc = ConsentService::new(store.clone(), clock.clone());
+
+    // The long history: one acceptance a minute, then every expiry passed.
+    let project = "history";
+    let consent_id = rt.block_on(consent(&svc, project));
+    rt.block_on(async {
+        for _ in 0..ACCEPTANCES {
+            clock.advance(chrono::Duration::minutes(1));
+            svc.accept_consent(project, request("long", &consent_id), "app")
+                .await
+                .unwrap();
+        }
+    });
+    clock.advance(chrono::Duration::days(2));
+    let mut group = c.benchmark_group(format!("history/{name}"));
+    group.sample_size(30);
+    group.measurement_time(Duration::from_secs(3));
+    for (label, page) in [("first", 0), ("late", 490)] {
+        let q = HistoryQuery {
+            page,
+            ..HistoryQuery::default()
+        };
+        let got = rt
+            .block_on(svc.subject_history(project, "long", &q))
+            .unwrap();
+        assert_eq!(got.total, 2 * ACCEPTANCES);
+        assert_eq!(got.items.len(), 20);
+        group.bench_function(label, |b| {
+            b.iter(|| {
+                rt.block_on(svc.subject_history(project, "long", &q))
+                    .unwrap()
+            });
+        });
+    }
+    group.finish();
+
+    // Acceptances, each of a new subject.
+    let project = "accept";
+    let consent_id = rt.block_on(consent(&svc, project));
+    let signer = ReceiptSigner::from_seed(&[7u8; 32]).unwrap();
+    let controller = Controller::default();
+    let n = AtomicU64::new(0);
+    let next = || format!("s{}", n.fetch_add(1, Ordering::Relaxed));
+    let mut group = c.benchmark_group(format!("accept/{name}"));
+    group.sample_size(30);
+    group.measurement_time(Duration::from_secs(4));
+    group.bench_function("accept", |b| {
+        b.iter(|| {
+            rt.block_on(svc.accept_consent(project, request(&next(), &consent_id), "app"))
+                .unwrap()
+        });
+    });
+    group.bench_function("accept+receipt", |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                let a = svc
+                    .accept_consent(project, request(&next(), &consent_id), "app")
+                    .await
+                    .unwrap();
+                let (record, entry) = svc
+                    .acceptance_with_entry(project, &a.id, None)
+                    .await
+                    .unwrap();
+                let entry = EntryRef::parse(&entry.unwrap()).unwrap();
+                signer.sign(&for_acceptance(&record, &entry, &controller))
+            })
+        });
+    });
+    let sample = rt
+        .block_on(svc.accept_consent(project, request("sample", &consent_id), "app"))
+        .unwrap();
+    let data = rt
+        .block_on(svc.acceptance_with_entry(project, &sample.id, None))
+        .unwrap()
+        .0
+        .data;
+    for (label, content_type) in [
+        ("write/acceptance", ContentType::ConsentAcceptance),
+        ("write/plain", ContentType::Purpose),
+    ] {
+        group.bench_function(label, |b| {
+            b.iter(|| {
+                rt.block_on(async {
+                    let mut data = data.clone();
+                    let id = next();
+                    data.insert("dataSubject".into(), json!(id));
+                    let write = ContentWrite {
+                        project_id: project.into(),
+                        content_type,
+                        id,
+                        data,
+                        actor: "app".into(),
+                        at: accord::Clock::now(&*clock),
+                    };
+                    store.insert_content(&write).await.unwrap()
+                })
+            });
+        });
+    }
+    group.finish();
+}
+
+fn evidence(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+
+    bench_store(c, &rt, "memory", MemoryStore::new());
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bench.db");
+    let sqlite = rt
+        .block_on(SqliteStore::open(path.to_str().unwrap()))
+        .unwrap();
+    bench_store(c, &rt, "sqlite", sqlite);
+
+    let Some(url) = std::env::var("ACCORD_TEST_PG_URL")
+        .ok()
+        .filter(|u| !u.is_empty())
+    else {
+        eprintln!("evidence/postgres skipped: set ACCORD_TEST_PG_URL to a PostgreSQL database");
+        return;
+    };
+    let schema = format!("accord_bench_evidence_{}", std::process::id());
+    let admin = rt
+        .block_on(
+            sqlx::postgres::PgPoolOptions::new()
+                .max_connections(1)
+                .connect(&url),
+        )
+        .unwrap();
+    let create = format!("CREATE SCHEMA IF NOT EXISTS \"{schema}\"");
+    rt.block_on(sqlx::query(&create).execute(&admin)).unwrap();
+    let options = sqlx::postgres::PgConnectOptions::from_str(&url)
+        .unwrap()
+        .options([("search_path", schema.as_str())]);
+    let pool = rt
+        .block_on(
+            sqlx::postgres::PgPoolOptions::new()
+                .max_connections(10)
+                .connect_with(options),
+        )
+        .unwrap();
+    let postgres = rt.block_on(PostgresStore::from_pool(pool)).unwrap();
+    bench_store(c, &rt, "postgres", postgres.clone());
+    rt.block_on(postgres.close());
+    let drop = format!("DROP SCHEMA \"{schema}\" CASCADE");
+    rt.block_on(sqlx::query(&drop).execute(&admin)).unwrap();
+}
+
+criterion_group!(benches, evidence);
+criterion_main!(benches);
