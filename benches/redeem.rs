@@ -107,6 +107,7 @@ fn plan(c: &Campaign, n: u64, hot: bool) -> RedemptionPlan {
                 },
             }],
             quotas,
+            code: None,
             created_date: accord::clock::truncate_micros(Utc::now()),
             cancelled_date: None,
         },

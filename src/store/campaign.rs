@@ -8,6 +8,7 @@ use rust_decimal::Decimal;
 use uuid::Uuid;
 
 use super::{Page, SortDirection};
+use crate::core::campaign::codes::PromoCode;
 use crate::core::campaign::{
     Campaign, CampaignRevision, CampaignStatus, QuotaCharge, QuotaUsage, Redemption,
 };
@@ -186,6 +187,29 @@ pub enum RedeemOutcome {
         /// Its limit.
         limit: Decimal,
     },
+    /// The plan's code (or its absence) refused the redemption: nothing
+    /// was written.
+    CodeRefused(CodeRefusal),
+}
+
+/// Why a redemption's code was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CodeRefusal {
+    /// No code of the project has this normalized form.
+    NotFound(String),
+    /// The code belongs to another campaign.
+    OtherCampaign(String),
+    /// The code is deactivated.
+    Inactive(String),
+    /// The code was used `usage_limit` times.
+    Exhausted {
+        /// The normalized code.
+        code: String,
+        /// Its usage limit.
+        limit: i64,
+    },
+    /// The plan carries no code, and the campaign has a code pool.
+    Required,
 }
 
 /// Campaign definitions.
@@ -296,12 +320,15 @@ pub trait CampaignStore: Send + Sync {
 pub trait RedemptionStore: Send + Sync {
     /// Atomically: if the plan's idempotency key was already recorded in the
     /// project, returns [`RedeemOutcome::Replayed`] with the stored record;
-    /// else applies every charge only if each key's usage stays within its
-    /// limit, and records the redemption — or writes nothing.
+    /// else takes one use of the plan's code (which must be an active code
+    /// of the campaign with a use left; without a code, the campaign must
+    /// have no code pool), applies every charge only if each key's usage
+    /// stays within its limit, and records the redemption — or writes
+    /// nothing.
     fn redeem(&self, plan: &RedemptionPlan) -> impl Future<Output = Result<RedeemOutcome>> + Send;
 
     /// Atomically marks a redemption and its transactions `CANCELLED` and
-    /// gives its charges back. Cancelling a cancelled redemption changes
+    /// gives its charges (and the use of its code) back. Cancelling a cancelled redemption changes
     /// nothing. `None` when there is no such redemption.
     fn cancel_redemption(
         &self,
@@ -309,6 +336,14 @@ pub trait RedemptionStore: Send + Sync {
         id: Uuid,
         at: DateTime<Utc>,
     ) -> impl Future<Output = Result<Option<Redemption>>> + Send;
+
+    /// The code of the project's code pools with this normalized form (a
+    /// redeem naming a code finds its campaign so).
+    fn code(
+        &self,
+        project: &str,
+        normalized: &str,
+    ) -> impl Future<Output = Result<Option<PromoCode>>> + Send;
 
     /// The redemption recorded with an idempotency key, if any.
     fn redemption_by_key(

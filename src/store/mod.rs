@@ -28,6 +28,7 @@
 //! [`ErrorKind::Internal`](crate::ErrorKind::Internal).
 
 mod campaign;
+mod codes;
 mod consent;
 mod file;
 mod hold;
@@ -35,6 +36,8 @@ mod ping;
 
 pub use hold::{Confirmation, Counter, CounterUsage, HoldOutcome, HoldStore};
 pub use ping::Ping;
+
+pub use codes::{CodeBatch, CodeSource, CodeStore, Progress, CODE_INSERT_BATCH};
 
 pub use consent::{
     ConsentLedger, ConsentStore, ContentStore, HistoryStore, LedgerStore, StoredEntry,
@@ -46,7 +49,7 @@ pub use crate::core::page::{
 };
 pub use campaign::prefix_end;
 pub use campaign::{
-    CampaignQuery, CampaignSort, CampaignStore, Period, RedeemOutcome, RedemptionPlan,
+    CampaignQuery, CampaignSort, CampaignStore, CodeRefusal, Period, RedeemOutcome, RedemptionPlan,
     RedemptionQuery, RedemptionStore,
 };
 
@@ -65,6 +68,12 @@ pub mod sqlite;
 pub use sql::dialect::sent::counts as sql_sent;
 
 /// Every storage role: what one backend provides to both services.
-pub trait Store: CampaignStore + RedemptionStore + HoldStore + ConsentStore + 'static {}
+pub trait Store:
+    CampaignStore + RedemptionStore + HoldStore + CodeStore + ConsentStore + 'static
+{
+}
 
-impl<T: CampaignStore + RedemptionStore + HoldStore + ConsentStore + 'static> Store for T {}
+impl<T: CampaignStore + RedemptionStore + HoldStore + CodeStore + ConsentStore + 'static> Store
+    for T
+{
+}

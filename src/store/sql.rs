@@ -24,6 +24,7 @@
 
 pub(crate) mod calls;
 pub(crate) mod campaign;
+pub(crate) mod codes;
 pub(crate) mod consent;
 pub(crate) mod content;
 pub(crate) mod dialect;

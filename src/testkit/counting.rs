@@ -98,6 +98,13 @@ impl CampaignStore for Counting {
 }
 
 impl RedemptionStore for Counting {
+    async fn code(
+        &self,
+        project: &str,
+        normalized: &str,
+    ) -> Result<Option<crate::core::campaign::codes::PromoCode>> {
+        self.inner.code(project, normalized).await
+    }
     async fn redeem(&self, plan: &RedemptionPlan) -> Result<RedeemOutcome> {
         self.inner.redeem(plan).await
     }

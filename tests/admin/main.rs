@@ -9,6 +9,8 @@ mod server;
 
 mod campaigns;
 
+mod codes;
+
 mod consent;
 
 mod browser;

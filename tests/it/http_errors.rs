@@ -10,13 +10,14 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 
+use accord::campaign::codes::PromoCode;
 use accord::campaign::{Campaign, QuotaUsage, Redemption};
 use accord::consent::{ContentQuery, ContentRecord, ContentType, ContentWrite, PurposeEvent};
 use accord::http::{router, Api, Auth};
 use accord::store::memory::MemoryStore;
 use accord::store::{
-    CampaignQuery, CampaignStore, ConsentLedger, ContentStore, Page, Ping, RedeemOutcome,
-    RedemptionPlan, RedemptionQuery, RedemptionStore,
+    CampaignQuery, CampaignStore, CodeBatch, CodeStore, ConsentLedger, ContentStore, Page, Ping,
+    RedeemOutcome, RedemptionPlan, RedemptionQuery, RedemptionStore,
 };
 use accord::{Error, ManualClock, Result};
 use chrono::{DateTime, Utc};
@@ -426,6 +427,10 @@ impl CampaignStore for Flaky {
 }
 
 impl RedemptionStore for Flaky {
+    async fn code(&self, project: &str, normalized: &str) -> Result<Option<PromoCode>> {
+        self.check()?;
+        self.inner.code(project, normalized).await
+    }
     async fn redeem(&self, plan: &RedemptionPlan) -> Result<RedeemOutcome> {
         self.check()?;
         self.inner.redeem(plan).await
@@ -491,6 +496,49 @@ impl RedemptionStore for Flaky {
     ) -> Result<Vec<QuotaUsage>> {
         self.check()?;
         self.inner.campaign_quota_usage(project, campaign_id).await
+    }
+}
+
+impl CodeStore for Flaky {
+    async fn insert_codes(&self, batch: &CodeBatch) -> Result<u64> {
+        self.check()?;
+        self.inner.insert_codes(batch).await
+    }
+    async fn list_codes(
+        &self,
+        project: &str,
+        campaign_id: Uuid,
+        page: u32,
+        size: u32,
+    ) -> Result<Page<PromoCode>> {
+        self.check()?;
+        self.inner
+            .list_codes(project, campaign_id, page, size)
+            .await
+    }
+    async fn codes_after(
+        &self,
+        project: &str,
+        campaign_id: Uuid,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<PromoCode>> {
+        self.check()?;
+        self.inner
+            .codes_after(project, campaign_id, after, limit)
+            .await
+    }
+    async fn set_code_active(
+        &self,
+        project: &str,
+        campaign_id: Uuid,
+        normalized: &str,
+        active: bool,
+    ) -> Result<Option<PromoCode>> {
+        self.check()?;
+        self.inner
+            .set_code_active(project, campaign_id, normalized, active)
+            .await
     }
 }
 

@@ -201,7 +201,8 @@ async fn required_fields_say_what_the_server_refuses_and_always_writes() {
             assert!(r.contains(*f), "{name} does not require {f}: {r:?}");
         }
     };
-    has("RedeemRequest", &["campaignCode"]);
+    // A redeem names its campaign by `campaignCode` or by a pool's `code`.
+    assert!(schemas["RedeemRequest"]["required"].is_null());
     has("PurposeRequest", &["app", "dataSubject", "purposeCode"]);
     has(
         "AcceptConsentRequest",
@@ -272,8 +273,8 @@ async fn parameters_have_the_server_bounds() {
         }
     }
     assert_eq!(
-        sizes, 7,
-        "the paged lists: campaigns, redemptions, content records, a subject's history, quota usage, campaign revisions, acceptances past their lifespan"
+        sizes, 8,
+        "the paged lists: campaigns, redemptions, content records, a subject's history, quota usage, codes, campaign revisions, acceptances past their lifespan"
     );
     let redeem = &doc["paths"]["/campaign/api/projects/{projId}/redeem/campaign-code"]["post"];
     let key = redeem["parameters"]

@@ -66,6 +66,7 @@ async fn fixture() -> Option<(Arc<PostgresStore>, suite::Guard)> {
 suite::campaign_store::campaign_store_tests!(fixture);
 suite::services::services_tests!(fixture);
 suite::promotions::promotions_tests!(fixture);
+suite::code_pools::code_pool_tests!(fixture);
 suite::holds::holds_tests!(fixture);
 
 mod consent {

@@ -27,6 +27,7 @@ async fn fixture() -> Option<(Arc<SqliteStore>, suite::Guard)> {
 suite::campaign_store::campaign_store_tests!(fixture);
 suite::services::services_tests!(fixture);
 suite::promotions::promotions_tests!(fixture);
+suite::code_pools::code_pool_tests!(fixture);
 suite::holds::holds_tests!(fixture);
 
 mod consent {
@@ -222,4 +223,51 @@ async fn history_left_in_sqlx_migrations_is_moved_over() {
     store.migrate().await.unwrap();
     assert!(store.pending_migrations().await.unwrap().is_empty());
     pool.close().await;
+}
+
+/// Generating 1,000,000 codes into one campaign's pool on a SQLite file:
+/// one transaction of multi-row inserts, under a minute (the figure is in
+/// docs/benchmarks.md). Run it in release:
+/// `cargo test --release --all-features --test it -- --ignored million_codes`.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "a timing run: a million rows"]
+async fn million_codes_on_sqlite_within_a_minute() {
+    use accord::campaign::codes::{GenerateCodes, MAX_GENERATE};
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(
+        SqliteStore::open(dir.path().join("accord.db").to_str().unwrap())
+            .await
+            .unwrap(),
+    );
+    let service = accord::CampaignService::new(Arc::clone(&store), Arc::new(accord::SystemClock));
+    let input: accord::campaign::CampaignInput = serde_json::from_value(serde_json::json!({
+        "name": "million", "refCode": "MILLION",
+        "startDate": "2020-01-01T00:00:00Z", "endDate": "2100-01-01T00:00:00Z",
+        "rules": [{"name": "all", "when": [], "then": [{"action": "DISCOUNT", "data": []}]}]
+    }))
+    .unwrap();
+    let id = service.create_campaign("p", input, "t").await.unwrap().id;
+    let request = GenerateCodes {
+        count: 1_000_000,
+        length: Some(10),
+        prefix: Some("M-".to_owned()),
+        ..GenerateCodes::default()
+    };
+    let started = std::time::Instant::now();
+    let n = service
+        .generate_codes("p", id, &request, MAX_GENERATE, None)
+        .await
+        .unwrap();
+    let took = started.elapsed();
+    eprintln!("generated {n} codes in {took:?}");
+    assert_eq!(n, 1_000_000);
+    assert!(took < std::time::Duration::from_secs(60), "{took:?}");
+    // A redeem by code finds one among the million with one index probe.
+    let page = service.list_codes("p", id, 500, 1000).await.unwrap();
+    let code = page.items[0].code.to_lowercase();
+    let started = std::time::Instant::now();
+    let request: accord::campaign::RedeemRequest =
+        serde_json::from_value(serde_json::json!({"code": code})).unwrap();
+    service.redeem("p", &request).await.unwrap();
+    eprintln!("redeem by code among a million: {:?}", started.elapsed());
 }

@@ -44,7 +44,7 @@ async fn post(client: &reqwest::Client, url: String, token: &str, body: Value) -
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn postgres_holds_and_redeems_on_two_servers_never_oversell() {
     let Some(base_url) = pg_url() else { return };
-    let url = fresh_schema(&base_url, "holds").await;
+    let (url, _schema) = fresh_schema(&base_url, "holds").await;
     let dir = tempfile::tempdir().unwrap();
     let secret = load::new_secret();
     let project = format!("holds-{}", &load::new_secret()[..12]);

@@ -181,7 +181,7 @@ fn asset(content_type: &'static str, body: &'static str) -> Response {
 /// the API router (`router(api).merge(admin::router(console))`): it has no
 /// fallback of its own outside `/admin/`.
 pub fn router<S: HttpStore>(admin: Admin<S>) -> Router {
-    use campaigns::{editor, list, revisions, try_it};
+    use campaigns::{codes, editor, list, revisions, try_it};
     Router::new()
         .route("/admin", get(|| async { Redirect::permanent("/admin/") }))
         .route("/admin/", get(signin::home::<S>))
@@ -236,6 +236,18 @@ pub fn router<S: HttpStore>(admin: Admin<S>) -> Router {
         .route(
             "/admin/p/{project}/campaigns/{id}/quotas",
             get(redemptions::quotas::<S>),
+        )
+        .route(
+            "/admin/p/{project}/campaigns/{id}/codes",
+            get(codes::page::<S>),
+        )
+        .route(
+            "/admin/p/{project}/campaigns/{id}/codes/generate",
+            post(codes::generate::<S>),
+        )
+        .route(
+            "/admin/p/{project}/campaigns/{id}/codes/{code}/active",
+            post(codes::set_active::<S>),
         )
         .route(
             "/admin/p/{project}/campaigns/{id}/revisions",

@@ -12,6 +12,7 @@
 //! This is the outermost adapter: it builds stores, the HTTP router and the
 //! admin console from configuration; nothing in the library depends on it.
 
+mod codes;
 mod config;
 mod demo;
 mod evidence;
@@ -31,6 +32,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub use codes::{CodesCommand, PoolArgs};
 pub use evidence::EvidenceFlags;
 pub use migrate::{migrate, MigrateArgs};
 pub use purge::PurgeArgs;
@@ -83,6 +85,9 @@ pub enum Command {
     /// ended longer ago than the retention (the proof is kept), print what
     /// was purged as JSON.
     Purge(purge::PurgeArgs),
+    /// A campaign's code pool: `generate`, `import` or `export` codes.
+    #[command(subcommand)]
+    Codes(CodesCommand),
     /// The consent ledger, offline: `verify` an exported file.
     #[command(subcommand)]
     Ledger(LedgerCommand),
@@ -157,6 +162,10 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
         Some(Command::Purge(args)) => {
             init_logging(serve::LogFormat::Text);
             runtime.block_on(purge::purge(&args))
+        }
+        Some(Command::Codes(command)) => {
+            init_logging(serve::LogFormat::Text);
+            runtime.block_on(codes::run(&command))
         }
         Some(Command::Serve(args)) => serve::main(&runtime, args),
         Some(Command::Ledger(_) | Command::Receipt(_)) => Ok(ExitCode::SUCCESS),

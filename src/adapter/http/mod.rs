@@ -41,6 +41,7 @@
 
 pub mod auth;
 mod campaign;
+mod codes;
 mod consent;
 mod content;
 pub mod error;
@@ -318,6 +319,13 @@ routes! {
     PUT "/campaign/api/projects/{projId}/campaigns/{id}" CAMPAIGN_ADM => campaign::update_campaign::<S>;
     DELETE "/campaign/api/projects/{projId}/campaigns/{id}" CAMPAIGN_ADM => campaign::delete_campaign::<S>;
     GET "/campaign/api/projects/{projId}/campaigns/{id}/quotas" CAMPAIGN_ADM => campaign::quota_usage::<S>;
+    GET "/campaign/api/projects/{projId}/campaigns/{id}/codes" CAMPAIGN_ADM => codes::list_codes::<S>;
+    POST "/campaign/api/projects/{projId}/campaigns/{id}/codes/generate" CAMPAIGN_ADM => codes::generate_codes::<S>;
+    POST "/campaign/api/projects/{projId}/campaigns/{id}/codes/import" CAMPAIGN_ADM => codes::import_codes::<S>;
+    GET "/campaign/api/projects/{projId}/campaigns/{id}/codes/export" CAMPAIGN_ADM => codes::export_codes::<S>;
+    POST "/campaign/api/projects/{projId}/campaigns/{id}/codes/{code}/deactivate" CAMPAIGN_ADM => codes::deactivate_code::<S>;
+    POST "/campaign/api/projects/{projId}/campaigns/{id}/codes/{code}/activate" CAMPAIGN_ADM => codes::activate_code::<S>;
+    GET "/campaign/api/projects/{projId}/codes/{code}" CAMPAIGN_R => codes::code_lookup::<S>;
     GET "/campaign/api/projects/{projId}/campaigns/{id}/revisions" CAMPAIGN_ADM => revisions::list_revisions::<S>;
     GET "/campaign/api/projects/{projId}/campaigns/{id}/revisions/diff" CAMPAIGN_ADM => revisions::diff_revisions::<S>;
     GET "/campaign/api/projects/{projId}/campaigns/{id}/revisions/{revision}" CAMPAIGN_ADM => revisions::get_revision::<S>;

@@ -185,7 +185,7 @@ pub struct SearchResponse {
 #[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct RedeemRequest {
-    /// Reference code of the campaign (required).
+    /// Reference code of the campaign (required unless `code` is given).
     #[serde(default)]
     pub campaign_code: String,
     /// The chosen benefits; omitted: every benefit of every firing `AND` rule.
@@ -207,6 +207,11 @@ pub struct RedeemRequest {
     /// redeem is refused when their stacking rules forbid the combination.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub with_campaigns: Vec<String>,
+    /// A code of the campaign's code pool (case, spaces and dashes do not
+    /// matter). With a code, `campaignCode` may be omitted: the code names
+    /// its campaign. A campaign with a code pool needs one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
 }
 
 impl RedeemRequest {
@@ -298,6 +303,10 @@ pub struct Redemption {
     pub action_txs: Vec<ActionTx>,
     /// What was charged to which quota key.
     pub quotas: Vec<QuotaCharge>,
+    /// The code of the campaign's code pool the redemption used (its
+    /// normalized form); a cancel gives its use back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
     /// When recorded.
     pub created_date: DateTime<Utc>,
     /// When cancelled.
@@ -424,6 +433,7 @@ mod tests {
                 },
             }],
             quotas: vec![],
+            code: None,
             created_date: DateTime::UNIX_EPOCH,
             cancelled_date: None,
         };

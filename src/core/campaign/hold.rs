@@ -105,6 +105,7 @@ impl Hold {
             request_fingerprint: None,
             action_txs: self.action_txs.clone(),
             quotas: self.quotas.clone(),
+            code: None,
             created_date: at,
             cancelled_date: None,
         }

@@ -5,6 +5,7 @@
 //! The operations over these types are in
 //! [`CampaignService`](crate::service::campaign::CampaignService).
 
+pub mod codes;
 mod exchange;
 mod hold;
 pub(crate) mod model;

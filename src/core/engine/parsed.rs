@@ -8,6 +8,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::request::{check_request, RequestView};
+use crate::core::campaign::codes::lookup_code;
 use crate::core::campaign::{Cart, RedeemRequest};
 use crate::core::error::{ErrorCode, Problems};
 use crate::core::limits::{MAX_ACTION_REFS, MAX_REF_CODE_LEN};
@@ -33,11 +34,14 @@ impl<'r> ParsedRedeem<'r> {
         let mut problems = Problems::new();
         nul_problems(request, &mut problems);
         problems.into_result()?;
-        if request.campaign_code.trim().is_empty() {
+        if let Some(code) = &request.code {
+            lookup_code("code", code).map_err(|e| Error::validation(vec![e]))?;
+        }
+        if request.campaign_code.trim().is_empty() && request.code.is_none() {
             return Err(Error::validation(vec![FieldError::new(
                 "campaignCode",
                 ErrorCode::Required,
-                "campaignCode is required",
+                "campaignCode is required (or a code of a campaign's code pool)",
             )]));
         }
         if let Some(key) = &request.idempotency_key {
@@ -71,6 +75,13 @@ impl<'r> ParsedRedeem<'r> {
         &self.request.campaign_code
     }
 
+    /// The normalized code of the campaign's code pool, if the request
+    /// carries one (checked by [`parse`](Self::parse)).
+    pub fn code(&self) -> Option<String> {
+        let code = self.request.code.as_deref()?;
+        lookup_code("code", code).ok()
+    }
+
     /// The idempotency key, if any.
     pub fn idempotency_key(&self) -> Option<&'r str> {
         self.request.idempotency_key.as_deref()
@@ -102,6 +113,8 @@ impl<'r> ParsedRedeem<'r> {
             idempotency_key: Option<()>,
             #[serde(skip_serializing_if = "<[String]>::is_empty")]
             with_campaigns: &'a [String],
+            #[serde(skip_serializing_if = "Option::is_none")]
+            code: &'a Option<String>,
         }
         let r = self.request;
         let json = serde_json::to_vec(&Form {
@@ -112,6 +125,7 @@ impl<'r> ParsedRedeem<'r> {
             cart: &r.cart,
             idempotency_key: None,
             with_campaigns: &r.with_campaigns,
+            code: &r.code,
         })
         .unwrap_or_default();
         crate::core::hash::sha256_hex(&json)

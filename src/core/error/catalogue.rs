@@ -166,6 +166,8 @@ catalogue! {
         "No consent receipt with this id in the project.";
     FileNotFound = "file_not_found", NotFound, Problem, "File not found",
         "No file with this SHA-256 was uploaded to the project.";
+    CodeNotFound = "code_not_found", NotFound, Problem, "Code not found",
+        "No code of a campaign's code pool matches (case, spaces and dashes aside).";
 
     // 405, 408, 414, 415, 429, 431: the HTTP layer.
     MethodNotAllowed = "method_not_allowed", MethodNotAllowed, Problem, "Method not allowed",
@@ -206,6 +208,14 @@ catalogue! {
         "Consent receipts need a signing key, and the server has none.";
     ErasureNotConfigured = "erasure_not_configured", Conflict, Problem, "Erasure not configured",
         "Erasure needs a pseudonym key, and the server has none.";
+    CodeInactive = "code_inactive", Conflict, Problem, "Code inactive",
+        "The code was deactivated; nothing was recorded.";
+    CodeExhausted = "code_exhausted", Conflict, Problem, "Code used up",
+        "The code was used as many times as its usage limit allows; nothing was recorded.";
+    DuplicateCode = "duplicate_code", Conflict, Both, "Duplicate code",
+        "A code of an import is already in the project (or twice in the file), case, spaces and dashes aside.";
+    CodeSpaceExhausted = "code_space_exhausted", Conflict, Problem, "Code space exhausted",
+        "Generating codes met taken codes too often (earlier codes fill the space of this length and affixes); nothing was stored.";
     RetentionNotConfigured = "retention_not_configured", Conflict, Problem, "Retention not configured",
         "A purge needs a retention period in the server's configuration, and the server has none.";
 
@@ -258,6 +268,14 @@ catalogue! {
         "The consent does not belong to the application of the route.";
     UnknownCampaign = "unknown_campaign", Validation, Both, "Unknown campaign",
         "`withCampaigns` names a campaign the project does not have.";
+    CodeRequired = "code_required", Validation, Both, "Code required",
+        "The campaign has a code pool: a redeem of it must carry one of its codes (`code`).";
+    CodeNotForCampaign = "code_not_for_campaign", Validation, Both, "Code of another campaign",
+        "The code belongs to another campaign than `campaignCode` names.";
+    InvalidCode = "invalid_code", Validation, Field, "Invalid code",
+        "A code, prefix or suffix with a character outside A-Z a-z 0-9 - _.";
+    CodeSpaceTooSmall = "code_space_too_small", Validation, Field, "Code space too small",
+        "The alphabet and length give fewer than 1000 times the codes asked for; make the codes longer.";
     NoActionSelected = "no_action_selected", Validation, Both, "No action selected",
         "`actionRefs` selects none of the campaign's actions.";
     InvalidQuotaAmount = "invalid_quota_amount", Validation, Both, "Invalid quota amount",

@@ -21,6 +21,7 @@ use snapshots::Snapshots;
 use usage::UsageCache;
 
 mod catalogue;
+mod codes;
 mod combine;
 mod holds;
 mod preview;
@@ -34,6 +35,7 @@ mod tests;
 mod transfer;
 mod usage;
 
+pub use codes::{CodeInfo, MAX_HTTP_GENERATE};
 pub use holds::{HoldRequest, DEFAULT_HOLD_TTL_SECONDS, MAX_LIVE_HOLDS_LISTED};
 pub use preview::{Preview, PreviewHit, PreviewQuota};
 pub use quota_view::{QuotaUsagePage, QuotaUsageQuery, DEFAULT_QUOTA_PAGE_SIZE};

@@ -113,6 +113,7 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
                 cart: request.cart.clone(),
                 idempotency_key: None,
                 with_campaigns: Vec::new(),
+                code: None,
             };
             let (charges, redeem_error) = match engine.plan_redeem(code, &redeem, now) {
                 Ok(plan) => (plan.charges, None),

@@ -83,6 +83,7 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
                 ErrorCode::QuotaExceeded,
                 format!("quota {key:?} is exhausted: {used} of {limit} used"),
             )),
+            RedeemOutcome::CodeRefused(why) => Err(super::codes::refused(&why)),
         }
     }
     /// Reads the campaign (and those it is applied with) in one store call,
@@ -110,6 +111,7 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
                 request_fingerprint: fingerprint.map(str::to_owned),
                 action_txs: plan.action_txs,
                 quotas: plan.charges,
+                code: request.code(),
                 created_date: now,
                 cancelled_date: None,
             },
@@ -125,7 +127,16 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
         project: &str,
         request: &ParsedRedeem<'_>,
     ) -> Result<(Campaign, PlannedRedemption, DateTime<Utc>)> {
-        let code = request.campaign_code();
+        let pool_code = request.code();
+        let named_by_code;
+        let code = match &pool_code {
+            // The code names its campaign.
+            Some(pool_code) if request.campaign_code().trim().is_empty() => {
+                named_by_code = self.campaign_of_code(project, pool_code).await?.ref_code;
+                named_by_code.as_str()
+            }
+            _ => request.campaign_code(),
+        };
         let mut codes = Vec::with_capacity(1 + request.with_campaigns().len());
         codes.push(code);
         codes.extend(
@@ -244,7 +255,9 @@ fn replay(
             "this idempotency key was used for another request",
         )]));
     }
-    if stored.campaign_code != request.campaign_code() {
+    // A redeem by code alone names its campaign through the code, which the
+    // fingerprint covers.
+    if !request.campaign_code().is_empty() && stored.campaign_code != request.campaign_code() {
         return Err(Error::new(
             ErrorCode::IdempotencyKeyReused,
             format!(

@@ -8,6 +8,7 @@ use rust_decimal::Decimal;
 use uuid::Uuid;
 
 use super::{lock, MemoryStore};
+use crate::core::campaign::codes::PromoCode;
 use crate::core::campaign::{Campaign, CampaignRevision, QuotaUsage, Redemption, TxStatus};
 use crate::store::campaign::too_many_campaigns;
 use crate::store::{
@@ -37,6 +38,8 @@ pub(super) struct State {
     pub(super) marks: Marks,
     /// Holds by (project, id).
     pub(super) holds: HashMap<(String, Uuid), crate::core::campaign::Hold>,
+    /// Code pools.
+    pub(super) codes: super::codes::Pools,
 }
 
 impl State {
@@ -291,11 +294,20 @@ impl RedemptionStore for MemoryStore {
                 return Ok(RedeemOutcome::Replayed(s.redemptions[i].clone()));
             }
         }
+        if let Some(refusal) = s
+            .codes
+            .check(&r.project_id, r.campaign_id, r.code.as_deref())
+        {
+            return Ok(RedeemOutcome::CodeRefused(refusal));
+        }
         // Check every charge before applying any: all or nothing.
         if let Some((key, used, limit)) =
             s.charge_all(&r.project_id, &r.quotas, r.id, r.created_date, None)
         {
             return Ok(RedeemOutcome::QuotaExceeded { key, used, limit });
+        }
+        if let Some(code) = &r.code {
+            s.codes.use_code(&r.project_id, code, 1);
         }
         let i = s.redemptions.len();
         s.redemptions.push(r.clone());
@@ -319,6 +331,9 @@ impl RedemptionStore for MemoryStore {
         if s.redemptions[i].status == TxStatus::Cancelled {
             return Ok(Some(s.redemptions[i].clone()));
         }
+        if let Some(code) = s.redemptions[i].code.clone() {
+            s.codes.use_code(project, &code, -1);
+        }
         let charges = s.redemptions[i].quotas.clone();
         s.give_back(project, &charges, id);
         let r = &mut s.redemptions[i];
@@ -328,6 +343,13 @@ impl RedemptionStore for MemoryStore {
             tx.status = TxStatus::Cancelled;
         }
         Ok(Some(r.clone()))
+    }
+
+    async fn code(&self, project: &str, normalized: &str) -> Result<Option<PromoCode>> {
+        Ok(lock(&self.campaigns)
+            .codes
+            .get(project, normalized)
+            .cloned())
     }
 
     async fn redemption_by_key(

@@ -3,6 +3,7 @@
 //! each is atomic.
 
 mod campaign;
+mod codes;
 mod consent;
 mod file;
 mod hold;

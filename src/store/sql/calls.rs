@@ -31,6 +31,7 @@ macro_rules! store_calls {
     ($store:ty) => {
         $crate::store::sql::calls::store_calls!(impl CampaignStore for $store);
         $crate::store::sql::calls::store_calls!(impl RedemptionStore for $store);
+        $crate::store::sql::calls::store_calls!(impl CodeStore for $store);
         $crate::store::sql::calls::store_calls!(impl ContentStore for $store);
         $crate::store::sql::calls::store_calls!(impl ConsentLedger for $store);
         $crate::store::sql::calls::store_calls!(impl LedgerStore for $store);
@@ -184,6 +185,15 @@ macro_rules! store_calls {
                 .await
             }
 
+            async fn code(
+                &self,
+                project: &str,
+                normalized: &str,
+            ) -> $crate::Result<Option<$crate::core::campaign::codes::PromoCode>> {
+                self.read_call($crate::store::sql::codes::code(self, project, normalized))
+                    .await
+            }
+
             async fn cancel_redemption(
                 &self,
                 project: &str,
@@ -278,6 +288,74 @@ macro_rules! store_calls {
                     project,
                     campaign_id,
                 ))
+                .await
+            }
+        }
+    };
+
+    (impl CodeStore for $store:ty) => {
+        impl $crate::store::CodeStore for $store {
+            async fn insert_codes(&self, batch: &$crate::store::CodeBatch) -> $crate::Result<u64> {
+                let batch = batch.clone();
+                self.write_call(move |s| async move {
+                    $crate::store::sql::codes::insert_codes(&s, &batch).await
+                })
+                .await
+            }
+
+            async fn list_codes(
+                &self,
+                project: &str,
+                campaign_id: uuid::Uuid,
+                page: u32,
+                size: u32,
+            ) -> $crate::Result<$crate::store::Page<$crate::core::campaign::codes::PromoCode>> {
+                self.read_call($crate::store::sql::codes::list_codes(
+                    self,
+                    project,
+                    campaign_id,
+                    page,
+                    size,
+                ))
+                .await
+            }
+
+            async fn codes_after(
+                &self,
+                project: &str,
+                campaign_id: uuid::Uuid,
+                after: Option<&str>,
+                limit: u32,
+            ) -> $crate::Result<Vec<$crate::core::campaign::codes::PromoCode>> {
+                self.read_call($crate::store::sql::codes::codes_after(
+                    self,
+                    project,
+                    campaign_id,
+                    after,
+                    limit,
+                ))
+                .await
+            }
+
+            async fn set_code_active(
+                &self,
+                project: &str,
+                campaign_id: uuid::Uuid,
+                normalized: &str,
+                active: bool,
+            ) -> $crate::Result<Option<$crate::core::campaign::codes::PromoCode>> {
+                let project = project.to_owned();
+                let normalized = normalized.to_owned();
+                self.write_call(move |s| async move {
+                    $crate::store::sql::codes::set_code_active(
+                        &s,
+                        &project,
+                        campaign_id,
+                        &normalized,
+                        active,
+                    )
+                    .await
+                })
                 .await
             }
         }

@@ -32,7 +32,7 @@ use crate::{Error, Result};
 /// The columns a [`Redemption`] (without its charges) is read from.
 const REDEMPTION_COLUMNS: &str = "id, project_id, campaign_id, campaign_code, campaign_version, \
      status, user_id, channel, idempotency_key, action_txs, created_date, cancelled_date, \
-     request_fingerprint";
+     request_fingerprint, code";
 
 /// Most bound values in one `IN (…)` list.
 const IN_CHUNK: usize = 500;
@@ -51,6 +51,7 @@ fn redemption_from_row(row: &impl SqlRow) -> Result<Redemption> {
         request_fingerprint: row.col("request_fingerprint")?,
         action_txs: action_txs_from_json(&row.col::<Json<String>>("action_txs")?.0)?,
         quotas: Vec::new(),
+        code: row.col("code")?,
         created_date: row.col("created_date")?,
         cancelled_date: row.col("cancelled_date")?,
     })
@@ -142,8 +143,8 @@ pub(crate) async fn insert_redemption<D: Dialect>(
     let sql = Sql::new(
         "INSERT INTO redemption (id, project_id, campaign_id, campaign_code, campaign_version, \
          status, user_id, channel, idempotency_key, action_txs, created_date, cancelled_date, \
-         request_fingerprint) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
+         request_fingerprint, code) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
          ON CONFLICT (project_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING",
     )
     .bind(r.id)
@@ -158,7 +159,8 @@ pub(crate) async fn insert_redemption<D: Dialect>(
     .bind(Json(action_txs_json(&r.action_txs)?))
     .bind(r.created_date)
     .bind(r.cancelled_date)
-    .bind(&r.request_fingerprint);
+    .bind(&r.request_fingerprint)
+    .bind(&r.code);
     Ok(execute::<D>(conn, &sql).await? > 0)
 }
 
@@ -211,6 +213,14 @@ async fn try_redeem<D: Dialect>(db: &D, r: &Redemption) -> Result<RedeemOutcome,
             ))),
         };
     }
+    // The code first, always before the quota keys: one lock order.
+    if let Some(refusal) =
+        super::codes::take_code::<D>(tx.conn(), &r.project_id, r.campaign_id, r.code.as_deref())
+            .await?
+    {
+        tx.rollback().await?;
+        return Ok(RedeemOutcome::CodeRefused(refusal));
+    }
     if let Some((key, used, limit)) = marks::charge_all::<D>(
         tx.conn(),
         &r.project_id,
@@ -243,6 +253,9 @@ async fn try_cancel<D: Dialect>(
     };
     if r.status == TxStatus::Cancelled {
         return Ok(Some(r));
+    }
+    if let Some(code) = &r.code {
+        super::codes::release_code::<D>(tx.conn(), project, code).await?;
     }
     // Same key order as the redeem that charged them.
     marks::give_back::<D>(tx.conn(), project, &r.quotas, id, false).await?;

@@ -89,6 +89,7 @@ pub fn campaign(data: &[u8]) {
             cart: search.cart.clone(),
             idempotency_key: Some(format!("fuzz-key-{i}")),
             with_campaigns: Vec::new(),
+            code: None,
         };
         check_redeem(&service, &redeem);
     }
@@ -343,6 +344,7 @@ pub fn quota_key(data: &[u8]) {
         cart: crate::core::campaign::Cart::default(),
         idempotency_key: None,
         with_campaigns: Vec::new(),
+        code: None,
     };
     match (block_on(service.redeem(PROJECT, &request)), expected) {
         (Ok(r), Ok(key)) => {

@@ -46,6 +46,7 @@
 
 pub mod campaign_store;
 pub mod cases;
+pub mod code_pools;
 pub mod consent;
 pub mod holds;
 pub mod promotions;

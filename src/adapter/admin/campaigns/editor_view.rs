@@ -195,6 +195,7 @@ struct EditorPage {
 pub struct SavedLinks {
     pub try_it: String,
     pub quotas: String,
+    pub codes: String,
     pub revisions: String,
     pub duplicate: String,
     pub delete: String,
@@ -455,6 +456,7 @@ pub fn page(ctx: &Ctx, frame: Frame<'_>, draft: &Draft, errors: Vec<FieldError>)
         SavedLinks {
             try_it: format!("{href}/try"),
             quotas: format!("{href}/quotas"),
+            codes: format!("{href}/codes"),
             revisions: format!("{href}/revisions"),
             duplicate: format!("{href}/duplicate"),
             delete: format!("{href}/delete"),

@@ -1,5 +1,6 @@
 //! The campaign pages: the list, the editor, and "try it here".
 
+pub mod codes;
 pub mod editor;
 mod editor_view;
 mod form;

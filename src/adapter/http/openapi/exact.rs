@@ -31,7 +31,6 @@ pub(super) const REQUEST_REQUIRED: &[(&str, &[&str])] = &[
     ("RuleInput", &["then"]),
     ("ConditionInput", &["type", "attribute", "op"]),
     ("DataItemInput", &["attribute"]),
-    ("RedeemRequest", &["campaignCode"]),
     (
         "AcceptConsentRequest",
         &[
@@ -69,6 +68,7 @@ pub(super) const RESPONSE_OPTIONAL: &[(&str, &str)] = &[
     ("LineShare", "sku"),
     ("Stacking", "group"),
     ("FieldError", "span"),
+    ("Redemption", "code"),
 ];
 
 /// What every decimal carried as a JSON number says about itself.

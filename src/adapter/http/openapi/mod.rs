@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use utoipa::OpenApi;
 
 use super::error::{Problem, PROBLEM_JSON};
-use super::{campaign, consent, content, evidence, files, holds, ops, retention, revisions};
+use super::{campaign, codes, consent, content, evidence, files, holds, ops, retention, revisions};
 use crate::core::error::{Appears, ErrorCode, ErrorKind};
 
 /// The OpenAPI document of the router.
@@ -62,6 +62,13 @@ use crate::core::error::{Appears, ErrorCode, ErrorKind};
         campaign::update_campaign,
         campaign::delete_campaign,
         campaign::quota_usage,
+        codes::list_codes,
+        codes::generate_codes,
+        codes::import_codes,
+        codes::export_codes,
+        codes::deactivate_code,
+        codes::activate_code,
+        codes::code_lookup,
         revisions::list_revisions,
         revisions::get_revision,
         revisions::diff_revisions,
@@ -85,6 +92,7 @@ use crate::core::error::{Appears, ErrorCode, ErrorKind};
         (name = "consent evidence", description = "A data subject's consent history and state at an instant (scope consent.audit)"),
         (name = "campaign", description = "Search, redeem, cancel, redemptions"),
         (name = "campaign admin", description = "Campaign administration and quota usage"),
+        (name = "campaign codes", description = "A campaign's code pool: generate, import, export, list, deactivate; look a code up"),
         (name = "operations", description = "Health, readiness, this document"),
     )
 )]

@@ -57,6 +57,7 @@ pub async fn redeem_concurrently<S: Store>(
             RedeemOutcome::Recorded(_) => tally.recorded += 1,
             RedeemOutcome::QuotaExceeded { .. } => tally.exceeded += 1,
             RedeemOutcome::Replayed(_) => tally.replayed += 1,
+            other @ RedeemOutcome::CodeRefused(_) => panic!("unexpected {other:?}"),
         }
     }
     tally
@@ -118,7 +119,9 @@ pub async fn concurrent_same_key_records_once<S: Store>(store: Arc<S>) {
         match joined.unwrap().unwrap() {
             RedeemOutcome::Recorded(r) => recorded.push(r),
             RedeemOutcome::Replayed(r) => replayed.push(r),
-            other @ RedeemOutcome::QuotaExceeded { .. } => panic!("unexpected {other:?}"),
+            other @ (RedeemOutcome::QuotaExceeded { .. } | RedeemOutcome::CodeRefused(_)) => {
+                panic!("unexpected {other:?}")
+            }
         }
     }
     assert_eq!(recorded.len(), 1, "exactly one redeem records");

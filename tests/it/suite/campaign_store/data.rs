@@ -144,6 +144,7 @@ pub fn plan(c: &Campaign, charges: &[(&str, &str, &str)], at: DateTime<Utc>) -> 
                 },
             }],
             quotas,
+            code: None,
             created_date: at,
             cancelled_date: None,
         },
