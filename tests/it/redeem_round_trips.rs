@@ -159,5 +159,5 @@ async fn a_redeem_makes_two_store_calls_on_postgres() {
         .unwrap();
     // The campaign; BEGIN, the redemption, the guarded charge, the
     // charges, COMMIT.
-    check(Arc::new(store), "PostgreSQL", 6).await;
+    check(Arc::new(store), "PostgreSQL", 7).await;
 }

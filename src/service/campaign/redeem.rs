@@ -10,7 +10,7 @@ use super::snapshots::Snapshot;
 use super::{campaign_not_found, combine, usage, CampaignService};
 use crate::core::campaign::{Campaign, RedeemRequest, Redemption, TxStatus};
 use crate::core::engine::{CompiledCampaign, Engine, ParsedRedeem, PlannedRedemption};
-use crate::core::error::ErrorCode;
+use crate::core::error::{ErrorCode, ErrorKind};
 use crate::core::limits::MAX_REF_CODE_LEN;
 use crate::store::{
     check_page_size, CampaignStore, Page, RedeemOutcome, RedemptionPlan, RedemptionQuery,
@@ -42,8 +42,8 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
     /// read, then the redemption in one transaction, which also finds a
     /// replay of the idempotency key. Only when the redeem fails before its
     /// transaction (the campaign has ended or changed since, say) is the key
-    /// looked up: a replay returns what was recorded whatever happened
-    /// since.
+    /// looked up (unless the store is unavailable): a replay returns what
+    /// was recorded whatever happened since.
     pub async fn redeem_parsed(
         &self,
         project: &str,
@@ -60,13 +60,15 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
             .await;
         let plan = match (planned, request.idempotency_key()) {
             (Ok(plan), _) => plan,
-            (Err(e), Some(key)) => {
+            // A store that cannot be reached now cannot answer the replay
+            // either: answer at once rather than wait for it twice.
+            (Err(e), Some(key)) if e.kind() != ErrorKind::Unavailable => {
                 return match self.store.redemption_by_key(project, key).await {
                     Ok(Some(stored)) => replay(stored, *request, fingerprint.as_deref()),
                     _ => Err(e),
                 }
             }
-            (Err(e), None) => return Err(e),
+            (Err(e), _) => return Err(e),
         };
         let outcome = self.store.redeem(&plan).await;
         // Whatever the outcome (an error may come after the commit), what
