@@ -34,6 +34,8 @@ async fn redeem(s: &Server, body: Value) -> reqwest::Response {
 }
 
 #[tokio::test]
+// One story of a pool, step by step: long, and read top to bottom.
+#[allow(clippy::too_many_lines)]
 async fn a_code_pool_end_to_end() {
     let s = start().await;
     let id = create(&s, "SPRING").await;

@@ -143,7 +143,7 @@ async fn on<S: HttpStore>(
                     Some(progress.callback()),
                 )
                 .await
-                .map_err(|e| progress.fail(e))?;
+                .map_err(|e| progress.fail(&e))?;
             progress.finish(n, started);
         }
         CodesCommand::Import {
@@ -170,7 +170,7 @@ async fn on<S: HttpStore>(
                     Some(progress.callback()),
                 )
                 .await
-                .map_err(|e| progress.fail(e))?;
+                .map_err(|e| progress.fail(&e))?;
             progress.finish(n, started);
         }
         CodesCommand::Export { output, .. } => {
@@ -273,7 +273,7 @@ impl Progress {
         }
     }
 
-    fn fail(&self, e: crate::Error) -> BoxError {
+    fn fail(&self, e: &crate::Error) -> BoxError {
         if let Progress::Bar(bar) = self {
             bar.abandon();
         }

@@ -304,7 +304,8 @@ impl GenerateCodes {
             .map_err(|e| problems.push(e))
             .unwrap_or(1);
         if problems.is_empty() {
-            let space = (distinct.len() as u128).saturating_pow(length as u32);
+            let space =
+                (distinct.len() as u128).saturating_pow(u32::try_from(length).unwrap_or(u32::MAX));
             if space < u128::from(self.count).saturating_mul(SPACE_FACTOR) {
                 problems.push(FieldError::new(
                     "length",

@@ -112,7 +112,7 @@ pub async fn generated_codes_are_unique_and_listed<S: Store>(store: Arc<S>) {
     assert_eq!(page.total, 3000);
     assert_eq!(page.items.len(), 1000);
     let mut sorted = page.items.clone();
-    sorted.sort_by_key(|c| c.normalized());
+    sorted.sort_by_key(accord::campaign::codes::PromoCode::normalized);
     assert_eq!(page.items, sorted, "codes list in normalized order");
     assert!(page
         .items
