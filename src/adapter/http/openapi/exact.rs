@@ -69,6 +69,9 @@ pub(super) const RESPONSE_OPTIONAL: &[(&str, &str)] = &[
     ("Stacking", "group"),
     ("FieldError", "span"),
     ("Redemption", "code"),
+    ("Quota", "window"),
+    ("QuotaCharge", "window"),
+    ("QuotaUsage", "window"),
 ];
 
 /// What every decimal carried as a JSON number says about itself.
