@@ -60,11 +60,9 @@ pub struct PatchOp {
     pub path: String,
     /// The new value (`add`, `replace`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "http", schema(value_type = Object))]
     pub value: Option<Value>,
     /// The value before (`remove`, `replace`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "http", schema(value_type = Object))]
     pub old_value: Option<Value>,
 }
 

@@ -72,6 +72,11 @@ pub(super) const RESPONSE_OPTIONAL: &[(&str, &str)] = &[
     ("Quota", "window"),
     ("QuotaCharge", "window"),
     ("QuotaUsage", "window"),
+    ("Campaign", "statusSchedule"),
+    ("RevisionView", "changes"),
+    ("RevisionView", "campaign"),
+    ("PatchOp", "value"),
+    ("PatchOp", "oldValue"),
 ];
 
 /// What every decimal carried as a JSON number says about itself.
