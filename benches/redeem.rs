@@ -21,7 +21,8 @@
 #![allow(clippy::unwrap_used)] // a benchmark that cannot set up should stop
 #![allow(missing_docs)] // criterion_group! generates an undocumented pub fn
 
-use std::str::FromStr;
+mod pg_schema;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -30,7 +31,6 @@ use accord::campaign::{
     ActionTx, Campaign, CampaignStatus, QuotaCharge, Redemption, Then, TxStatus,
 };
 use accord::store::memory::MemoryStore;
-use accord::store::postgres::PostgresStore;
 use accord::store::sqlite::SqliteStore;
 use accord::store::{CampaignStore, RedeemOutcome, RedemptionPlan, RedemptionStore};
 use chrono::Utc;
@@ -180,38 +180,11 @@ fn redeem(c: &mut Criterion) {
         .unwrap();
     bench_store(c, &rt, "sqlite", sqlite);
 
-    let Some(url) = std::env::var("ACCORD_TEST_PG_URL")
-        .ok()
-        .filter(|u| !u.is_empty())
-    else {
-        eprintln!("redeem/postgres skipped: set ACCORD_TEST_PG_URL to a PostgreSQL database");
+    let Some(pg) = pg_schema::BenchSchema::open(&rt, "redeem") else {
         return;
     };
-    let schema = format!("accord_bench_{}", std::process::id());
-    let admin = rt
-        .block_on(
-            sqlx::postgres::PgPoolOptions::new()
-                .max_connections(1)
-                .connect(&url),
-        )
-        .unwrap();
-    let create = format!("CREATE SCHEMA IF NOT EXISTS \"{schema}\"");
-    rt.block_on(sqlx::query(&create).execute(&admin)).unwrap();
-    let options = sqlx::postgres::PgConnectOptions::from_str(&url)
-        .unwrap()
-        .options([("search_path", schema.as_str())]);
-    let pool = rt
-        .block_on(
-            sqlx::postgres::PgPoolOptions::new()
-                .max_connections(10)
-                .connect_with(options),
-        )
-        .unwrap();
-    let postgres = rt.block_on(PostgresStore::from_pool(pool)).unwrap();
-    bench_store(c, &rt, "postgres", postgres.clone());
-    rt.block_on(postgres.close());
-    let drop = format!("DROP SCHEMA \"{schema}\" CASCADE");
-    rt.block_on(sqlx::query(&drop).execute(&admin)).unwrap();
+    bench_store(c, &rt, "postgres", pg.store.clone());
+    pg.drop_schema(&rt);
 }
 
 criterion_group!(benches, redeem);
