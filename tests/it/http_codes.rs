@@ -273,10 +273,10 @@ async fn bad_pool_requests_are_problems() {
 /// an unknown campaign is a problem before any byte.
 #[tokio::test]
 async fn a_large_export_streams_every_code_once() {
+    const N: usize = 45_001;
     let s = start().await;
     let id = create(&s, "BIG").await;
     let codes = |rest: &str| s.campaign_url(&format!("/campaigns/{id}/codes{rest}"));
-    const N: usize = 45_001;
     let res = s
         .req(Method::POST, &codes("/generate"))
         .json(&json!({"count": N, "length": 10, "usageLimit": 3}))

@@ -89,7 +89,7 @@ impl Pools {
         self.held
             .retain(|(p, _), (c, expires)| !(p == project && c == code && *expires <= at));
         let back = before - self.held.len();
-        self.use_code(project, code, -(back as i64));
+        self.use_code(project, code, -i64::try_from(back).unwrap_or(i64::MAX));
         back > 0
     }
 
