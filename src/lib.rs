@@ -160,9 +160,9 @@ pub mod campaign {
     //! decisions they implement.
     pub use crate::core::campaign::*;
     pub use crate::service::campaign::{
-        CampaignService, CodeInfo, Imported, Preview, PreviewHit, PreviewQuota, QuotaUsagePage,
-        QuotaUsageQuery, RedeemResult, SearchOptions, DEFAULT_QUOTA_PAGE_SIZE, DEFAULT_REFRESH,
-        MAX_HTTP_GENERATE,
+        CampaignService, CodeExport, CodeInfo, Imported, Preview, PreviewHit, PreviewQuota,
+        QuotaUsagePage, QuotaUsageQuery, RedeemResult, SearchOptions, DEFAULT_QUOTA_PAGE_SIZE,
+        DEFAULT_REFRESH, MAX_HTTP_GENERATE,
     };
     pub use crate::service::campaign::{
         HoldRequest, DEFAULT_HOLD_TTL_SECONDS, MAX_LIVE_HOLDS_LISTED,

@@ -49,8 +49,8 @@ pub use crate::core::page::{
 };
 pub use campaign::prefix_end;
 pub use campaign::{
-    CampaignQuery, CampaignSort, CampaignStore, CodeRefusal, Period, RedeemOutcome, RedemptionPlan,
-    RedemptionQuery, RedemptionStore,
+    CampaignQuery, CampaignSort, CampaignStore, CodeRefusal, NamedCampaign, Period, RedeemOutcome,
+    RedemptionPlan, RedemptionQuery, RedemptionStore,
 };
 
 #[cfg(feature = "memory")]

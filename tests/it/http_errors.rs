@@ -408,6 +408,14 @@ impl CampaignStore for Flaky {
         self.check()?;
         self.inner.campaign_by_code(project, ref_code).await
     }
+    async fn campaigns_by_code(
+        &self,
+        project: &str,
+        ref_codes: &[&str],
+    ) -> Result<Vec<accord::store::NamedCampaign>> {
+        self.check()?;
+        self.inner.campaigns_by_code(project, ref_codes).await
+    }
     async fn list_campaigns(&self, project: &str, query: &CampaignQuery) -> Result<Page<Campaign>> {
         self.check()?;
         self.inner.list_campaigns(project, query).await

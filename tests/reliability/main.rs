@@ -15,6 +15,7 @@ use support::{http_support, pg_support};
 mod load;
 mod reliability_support;
 
+mod codes_two_servers;
 mod crash_safety;
 mod db_faults;
 mod holds_two_servers;

@@ -12,8 +12,8 @@ use crate::core::campaign::codes::PromoCode;
 use crate::core::campaign::{Campaign, CampaignRevision, QuotaUsage, Redemption, TxStatus};
 use crate::store::campaign::too_many_campaigns;
 use crate::store::{
-    CampaignQuery, CampaignSort, CampaignStore, Page, Period, RedeemOutcome, RedemptionPlan,
-    RedemptionQuery, RedemptionStore, SortDirection,
+    CampaignQuery, CampaignSort, CampaignStore, NamedCampaign, Page, Period, RedeemOutcome,
+    RedemptionPlan, RedemptionQuery, RedemptionStore, SortDirection,
 };
 use crate::{Error, ErrorCode, Result};
 
@@ -212,6 +212,22 @@ impl CampaignStore for MemoryStore {
             .cloned())
     }
 
+    async fn campaigns_by_code(
+        &self,
+        project: &str,
+        ref_codes: &[&str],
+    ) -> Result<Vec<NamedCampaign>> {
+        let s = lock(&self.campaigns);
+        Ok(s.campaigns
+            .values()
+            .filter(|c| c.project_id == project && ref_codes.contains(&c.ref_code.as_str()))
+            .map(|c| NamedCampaign {
+                campaign: c.clone(),
+                code_pool: s.codes.has_pool(project, c.id),
+            })
+            .collect())
+    }
+
     async fn list_campaigns(&self, project: &str, query: &CampaignQuery) -> Result<Page<Campaign>> {
         let s = lock(&self.campaigns);
         let mut all: Vec<Campaign> = s
@@ -294,11 +310,13 @@ impl RedemptionStore for MemoryStore {
                 return Ok(RedeemOutcome::Replayed(s.redemptions[i].clone()));
             }
         }
-        if let Some(refusal) = s
-            .codes
-            .check(&r.project_id, r.campaign_id, r.code.as_deref())
-        {
-            return Ok(RedeemOutcome::CodeRefused(refusal));
+        if let Some(code) = &r.code {
+            if let Some(refusal) = s
+                .codes
+                .check(&r.project_id, r.campaign_id, code, r.created_date)
+            {
+                return Ok(RedeemOutcome::CodeRefused(refusal));
+            }
         }
         // Check every charge before applying any: all or nothing.
         if let Some((key, used, limit)) =

@@ -100,7 +100,7 @@ macro_rules! store_calls {
                 &self,
                 project: &str,
                 ref_codes: &[&str],
-            ) -> $crate::Result<Vec<$crate::core::campaign::Campaign>> {
+            ) -> $crate::Result<Vec<$crate::store::NamedCampaign>> {
                 self.read_call($crate::store::sql::campaign::campaigns_by_code(
                     self, project, ref_codes,
                 ))

@@ -214,12 +214,19 @@ async fn try_redeem<D: Dialect>(db: &D, r: &Redemption) -> Result<RedeemOutcome,
         };
     }
     // The code first, always before the quota keys: one lock order.
-    if let Some(refusal) =
-        super::codes::take_code::<D>(tx.conn(), &r.project_id, r.campaign_id, r.code.as_deref())
-            .await?
-    {
-        tx.rollback().await?;
-        return Ok(RedeemOutcome::CodeRefused(refusal));
+    if let Some(code) = &r.code {
+        if let Some(refusal) = super::codes::take_code::<D>(
+            tx.conn(),
+            &r.project_id,
+            r.campaign_id,
+            code,
+            r.created_date,
+        )
+        .await?
+        {
+            tx.rollback().await?;
+            return Ok(RedeemOutcome::CodeRefused(refusal));
+        }
     }
     if let Some((key, used, limit)) = marks::charge_all::<D>(
         tx.conn(),

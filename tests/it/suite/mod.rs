@@ -48,6 +48,7 @@ pub mod campaign_store;
 pub mod cases;
 pub mod code_pools;
 pub mod consent;
+pub mod hold_codes;
 pub mod holds;
 pub mod promotions;
 pub mod quota_view;
