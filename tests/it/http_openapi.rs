@@ -235,6 +235,13 @@ async fn required_fields_say_what_the_server_refuses_and_always_writes() {
     has("SearchResponse", &["actions", "attribute"]);
     assert!(!required("SearchResponse").contains("explain"));
     has("Campaign", &["active", "groupName", "channel"]);
+    // A hold of a code-pool campaign shows its code; other holds omit it.
+    assert!(
+        schemas["Hold"]["properties"]["code"].is_object(),
+        "{}",
+        schemas["Hold"]
+    );
+    assert!(!required("Hold").contains("code"));
     assert_eq!(
         schemas["Campaign"]["properties"]["rules"]["items"]["$ref"],
         "#/components/schemas/Rule"

@@ -1,11 +1,11 @@
 //! The codes page in the browser: generate codes from its form, page
-//! through the list, deactivate one and see it marked, and find it by the
-//! code lookup as deactivated.
+//! through the list, deactivate one and see it marked, and find it with
+//! the search box as a customer would type it.
 
 use fantoccini::{Client, Locator};
 use serde_json::json;
 
-use super::{fill, wait_for};
+use super::{fill, text_of, wait_for};
 use crate::support::*;
 
 /// Codes generated from the page: more than one page of the list (50).
@@ -96,6 +96,7 @@ pub(super) async fn generate_list_and_deactivate(c: &Client, base: &str, app: &A
     let text = row.text().await.unwrap();
     assert!(text.contains("deactivated"), "{text}");
     assert!(text.contains("Activate"), "{text}");
+    find_with_the_search_box(c, &target).await;
     // The store agrees, and a redeem with the code (any case) is refused.
     let info = app
         .api
@@ -107,6 +108,34 @@ pub(super) async fn generate_list_and_deactivate(c: &Client, base: &str, app: &A
     let redeem = serde_json::from_value(json!({"code": target.to_lowercase()})).unwrap();
     let err = app.api.campaigns().redeem(P, &redeem).await.unwrap_err();
     assert_eq!(err.code(), "code_inactive");
+}
+
+/// The search box finds the deactivated code `target` typed as a customer
+/// would, and nothing for a code the campaign lacks.
+async fn find_with_the_search_box(c: &Client, target: &str) {
+    // Find it by the search box, typed as a customer would: one row, shown
+    // deactivated.
+    let typed = target.to_lowercase().replace('-', " ");
+    fill(c, "#code-search", &typed).await;
+    c.form(Locator::Css("form[role='search']"))
+        .await
+        .unwrap()
+        .submit()
+        .await
+        .unwrap();
+    wait_for(c, "All codes</a>").await;
+    assert_eq!(codes_listed(c).await, [target]);
+    let row = text_of(c, "table.codes tbody tr").await;
+    assert!(row.contains("deactivated"), "{row}");
+    // A code of no campaign, or of another, finds nothing.
+    fill(c, "#code-search", "NOT-A-CODE").await;
+    c.form(Locator::Css("form[role='search']"))
+        .await
+        .unwrap()
+        .submit()
+        .await
+        .unwrap();
+    wait_for(c, "This campaign has no code NOT-A-CODE.").await;
 }
 
 /// The codes of the list on the page, in its order.
