@@ -50,6 +50,7 @@ mod http_retention;
 mod http_revisions;
 mod layers;
 mod redeem_round_trips;
+mod search_round_trips;
 mod snapshot_refresh;
 mod store_memory;
 mod store_postgres;

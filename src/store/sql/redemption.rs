@@ -413,7 +413,12 @@ pub(crate) async fn counter_usage<D: Dialect>(
         return Ok(Vec::new());
     }
     retry::<D, _, _, _>(|| async move {
-        // One snapshot for usage and marks.
+        // One snapshot for usage and marks: one statement when the keys
+        // fit in one (a search's), else a read transaction.
+        if marks::counter_usage_is_one_statement(counters) {
+            let mut conn = acquire(db).await?;
+            return marks::counter_usage::<D>(&mut conn, project, counters, at).await;
+        }
         let mut tx = db.begin_read().await?;
         let out = marks::counter_usage::<D>(tx.conn(), project, counters, at).await?;
         tx.commit().await?;

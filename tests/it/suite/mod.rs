@@ -52,6 +52,7 @@ pub mod holds;
 pub mod promotions;
 pub mod quota_view;
 pub mod services;
+pub mod usage_reads;
 pub mod workers;
 
 /// Whatever a fixture must keep alive while its store is in use (a
