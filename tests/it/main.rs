@@ -21,6 +21,7 @@ mod campaign_use_cases;
 mod cases;
 mod cli;
 mod cli_codes;
+mod cli_consent_check;
 mod cli_evidence_keys;
 mod cli_token_keys;
 mod cli_transfer;

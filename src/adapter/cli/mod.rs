@@ -1,6 +1,7 @@
 //! The `accord` command (feature `cli`, on by default): `serve` (the
-//! default), `migrate`, `token`, `export` and `import`, and the offline
-//! verifiers `ledger verify` and `receipt verify`.
+//! default), `migrate`, `token`, `export`, `import`, `purge`, `codes`,
+//! `consent check` (the integrity check of stored consent records), and
+//! the offline verifiers `ledger verify` and `receipt verify`.
 //!
 //! Every flag is also read from an environment variable (`ACCORD_` and the
 //! flag's name in capitals, `--database-url` → `ACCORD_DATABASE_URL`) and
@@ -14,6 +15,7 @@
 
 mod codes;
 mod config;
+mod consent;
 mod demo;
 mod evidence;
 mod migrate;
@@ -33,6 +35,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub use codes::{CodesCommand, PoolArgs};
+pub use consent::{ConsentCheckArgs, ConsentCommand};
 pub use evidence::EvidenceFlags;
 pub use migrate::{migrate, MigrateArgs};
 pub use purge::PurgeArgs;
@@ -88,6 +91,10 @@ pub enum Command {
     /// A campaign's code pool: `generate`, `import` or `export` codes.
     #[command(subcommand)]
     Codes(CodesCommand),
+    /// Stored consent records: `check` reports every version that breaks
+    /// a consent rule (exit status 1 when one does), and changes nothing.
+    #[command(subcommand)]
+    Consent(ConsentCommand),
     /// The consent ledger, offline: `verify` an exported file.
     #[command(subcommand)]
     Ledger(LedgerCommand),
@@ -166,6 +173,10 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
         Some(Command::Codes(command)) => {
             init_logging(serve::LogFormat::Text);
             runtime.block_on(codes::run(&command))
+        }
+        Some(Command::Consent(command)) => {
+            init_logging(serve::LogFormat::Text);
+            runtime.block_on(consent::run(&command))
         }
         Some(Command::Serve(args)) => serve::main(&runtime, args),
         Some(Command::Ledger(_) | Command::Receipt(_)) => Ok(ExitCode::SUCCESS),

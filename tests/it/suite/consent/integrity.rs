@@ -402,6 +402,7 @@ pub async fn timestamp_filters_compare_instants<S: ConsentStore + 'static>(store
         "2026-01-01T03:00:00.000Z",
         "2026-01-01T10:00:00+07:00",
         "2026-01-01T10:00:00.0+07:00",
+        "2026-01-01T03:00:00.0000004Z",
         "2025-12-31T22:00:00-05:00",
     ] {
         let q = ContentQuery::from_pairs([("data.acceptanceDate", same)]).expect("query");
@@ -414,6 +415,25 @@ pub async fn timestamp_filters_compare_instants<S: ConsentStore + 'static>(store
             page.items.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
             [a.id.as_str()],
             "{same}"
+        );
+    }
+    // The server's own timestamps too: the receipt time and the expiry.
+    for (attribute, same) in [
+        ("receivedDate", "2026-01-01T10:00:00+07:00"),
+        ("expiredDate", "2026-01-31T03:00:00Z"),
+        ("expiredDate", "2026-01-31T10:00:00.000+07:00"),
+    ] {
+        let q = ContentQuery::from_pairs([(format!("data.{attribute}").as_str(), same)])
+            .expect("query");
+        let page = fx
+            .svc
+            .list_content(&fx.project, ACCEPTANCE, &q)
+            .await
+            .expect("list");
+        assert_eq!(
+            page.items.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
+            [a.id.as_str()],
+            "{attribute}={same}"
         );
     }
     for other in ["2026-01-01T03:00:00.000001Z", "2026-01-01", "03:00:00Z"] {
