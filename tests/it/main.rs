@@ -38,6 +38,7 @@ mod http_errors;
 mod http_evidence;
 mod http_files;
 mod http_holds;
+mod http_webhooks;
 mod http_jwks_url;
 mod http_limits;
 mod http_openapi;

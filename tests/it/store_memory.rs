@@ -18,3 +18,4 @@ suite::services::services_tests!(fixture);
 suite::promotions::promotions_tests!(fixture);
 suite::code_pools::code_pool_tests!(fixture);
 suite::holds::holds_tests!(fixture);
+suite::outbox::outbox_tests!(fixture);

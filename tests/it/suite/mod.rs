@@ -49,6 +49,7 @@ pub mod cases;
 pub mod code_pools;
 pub mod consent;
 pub mod holds;
+pub mod outbox;
 pub mod promotions;
 pub mod quota_view;
 pub mod services;
