@@ -47,7 +47,7 @@ CREATE TABLE webhook_delivery (
     lease_until   timestamptz,
     since         timestamptz NOT NULL,
     delivered_at  timestamptz,
-    last_status   integer,
+    last_status   bigint,
     last_error    text,
     CONSTRAINT webhook_delivery_pkey PRIMARY KEY (project_id, endpoint_id, event_id)
 );
@@ -61,7 +61,7 @@ CREATE TABLE webhook_attempt (
     event_id      uuid        NOT NULL,
     attempt       integer     NOT NULL,
     at            timestamptz NOT NULL,
-    status        integer,
+    status        bigint,
     error         text,
     duration_ms   bigint      NOT NULL,
     CONSTRAINT webhook_attempt_pkey PRIMARY KEY (project_id, endpoint_id, event_id, attempt)

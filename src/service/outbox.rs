@@ -30,7 +30,10 @@ use crate::{Error, Result};
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct EndpointInput {
     /// The `http://` or `https://` URL events are posted to.
-    #[cfg_attr(feature = "http", schema(max_length = 2048, example = "https://shop.example/hooks/accord"))]
+    #[cfg_attr(
+        feature = "http",
+        schema(max_length = 2048, example = "https://shop.example/hooks/accord")
+    )]
     pub url: String,
     /// The event types sent (none or absent: every type).
     #[serde(default)]
@@ -230,7 +233,11 @@ impl<S: OutboxStore> OutboxService<S> {
 
     /// One round of the worker: claims the deliveries due now, posts them
     /// (concurrently), records each outcome. Returns how many were claimed.
-    pub async fn deliver_due<T: Sender>(&self, sender: &T, settings: &WorkerSettings) -> Result<usize> {
+    pub async fn deliver_due<T: Sender>(
+        &self,
+        sender: &T,
+        settings: &WorkerSettings,
+    ) -> Result<usize> {
         let claimed = self
             .store
             .claim_deliveries(self.clock.now(), settings.lease, settings.batch)

@@ -111,7 +111,10 @@ pub trait OutboxStore: Send + Sync {
 /// When an erasure happened, for its `consent.erased` event:
 /// [`LedgerStore::erase_subject`](crate::store::LedgerStore::erase_subject)
 /// takes no time, so the stores read the system clock.
-#[cfg_attr(not(any(feature = "memory", feature = "sqlite", feature = "postgres")), allow(dead_code))]
+#[cfg_attr(
+    not(any(feature = "memory", feature = "sqlite", feature = "postgres")),
+    allow(dead_code)
+)]
 pub(crate) fn erasure_time() -> DateTime<Utc> {
     use crate::core::clock::Clock;
     crate::core::clock::SystemClock.now()

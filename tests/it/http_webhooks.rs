@@ -56,7 +56,8 @@ async fn endpoints_crud_with_problems() {
     let (_, list) = parts(res).await;
     assert_eq!(list[0]["id"], created["id"]);
     assert!(list[0].get("secret").is_none(), "the secret is shown once");
-    let (status, one) = parts(send(&s, Method::GET, &hooks(&s, &format!("/{id}")), None).await).await;
+    let (status, one) =
+        parts(send(&s, Method::GET, &hooks(&s, &format!("/{id}")), None).await).await;
     assert_eq!((status, one["description"].clone()), (200, json!("orders")));
     assert!(one.get("secret").is_none());
 
@@ -71,7 +72,10 @@ async fn endpoints_crud_with_problems() {
     )
     .await;
     assert_eq!(status, 200, "{updated}");
-    assert_eq!((updated["enabled"].clone(), updated["eventTypes"].clone()), (json!(false), json!([])));
+    assert_eq!(
+        (updated["enabled"].clone(), updated["eventTypes"].clone()),
+        (json!(false), json!([]))
+    );
 
     let bad = send(
         &s,
@@ -81,13 +85,34 @@ async fn endpoints_crud_with_problems() {
     )
     .await;
     let p = problem(bad, 422, "validation_failed").await;
-    let fields: Vec<&str> = p["errors"].as_array().unwrap().iter().map(|e| e["field"].as_str().unwrap()).collect();
+    let fields: Vec<&str> = p["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["field"].as_str().unwrap())
+        .collect();
     assert_eq!(fields, ["url", "eventTypes[0]"], "{p}");
     let unknown = format!("/{}", uuid::Uuid::new_v4());
-    problem(send(&s, Method::GET, &hooks(&s, &unknown), None).await, 404, "webhook_not_found").await;
-    problem(send(&s, Method::GET, &hooks(&s, "/not-a-uuid"), None).await, 404, "webhook_not_found").await;
     problem(
-        send(&s, Method::GET, &hooks(&s, &format!("{unknown}/deliveries")), None).await,
+        send(&s, Method::GET, &hooks(&s, &unknown), None).await,
+        404,
+        "webhook_not_found",
+    )
+    .await;
+    problem(
+        send(&s, Method::GET, &hooks(&s, "/not-a-uuid"), None).await,
+        404,
+        "webhook_not_found",
+    )
+    .await;
+    problem(
+        send(
+            &s,
+            Method::GET,
+            &hooks(&s, &format!("{unknown}/deliveries")),
+            None,
+        )
+        .await,
         404,
         "webhook_not_found",
     )
@@ -104,7 +129,12 @@ async fn endpoints_crud_with_problems() {
 
     let res = send(&s, Method::DELETE, &hooks(&s, &format!("/{id}")), None).await;
     assert_eq!(res.status(), 204);
-    problem(send(&s, Method::DELETE, &hooks(&s, &format!("/{id}")), None).await, 404, "webhook_not_found").await;
+    problem(
+        send(&s, Method::DELETE, &hooks(&s, &format!("/{id}")), None).await,
+        404,
+        "webhook_not_found",
+    )
+    .await;
 }
 
 /// What the receiver got: (path, headers, body).
@@ -115,17 +145,21 @@ async fn receiver(fail_first: usize) -> (String, Received) {
     let got: Received = Arc::default();
     let calls = Arc::new(AtomicUsize::new(0));
     let (g, c) = (Arc::clone(&got), Arc::clone(&calls));
-    let app = axum::Router::new().fallback(move |uri: axum::http::Uri, headers: HeaderMap, body: Bytes| {
-        let (g, c) = (Arc::clone(&g), Arc::clone(&c));
-        async move {
-            g.lock().unwrap().push((uri.path().to_owned(), headers, body));
-            if c.fetch_add(1, Ordering::SeqCst) < fail_first {
-                StatusCode::INTERNAL_SERVER_ERROR
-            } else {
-                StatusCode::NO_CONTENT
+    let app = axum::Router::new().fallback(
+        move |uri: axum::http::Uri, headers: HeaderMap, body: Bytes| {
+            let (g, c) = (Arc::clone(&g), Arc::clone(&c));
+            async move {
+                g.lock()
+                    .unwrap()
+                    .push((uri.path().to_owned(), headers, body));
+                if c.fetch_add(1, Ordering::SeqCst) < fail_first {
+                    StatusCode::INTERNAL_SERVER_ERROR
+                } else {
+                    StatusCode::NO_CONTENT
+                }
             }
-        }
-    });
+        },
+    );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
@@ -141,19 +175,21 @@ fn fast() -> WorkerSettings {
             base: Duration::from_millis(200),
             max_delay: Duration::from_secs(1),
             max_attempts: 5,
-            max_age: Duration::from_secs(60),
+            // The events are dated by the server's manual clock, months before
+            // the system clock the worker reads.
+            max_age: Duration::from_secs(400 * 86_400),
         },
     }
 }
 
-async fn until<F: std::future::Future<Output = bool>>(mut check: impl FnMut() -> F) {
+async fn until<F: std::future::Future<Output = bool>>(mut check: impl FnMut() -> F) -> bool {
     for _ in 0..200 {
         if check().await {
-            return;
+            return true;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    panic!("not in time");
+    false
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -161,11 +197,23 @@ async fn deliveries_are_signed_retried_and_listed() {
     let s = start().await;
     let (rx, got) = receiver(1).await;
     let (_, on) = parts(
-        send(&s, Method::POST, &hooks(&s, ""), Some(json!({"url": format!("{rx}/on")}))).await,
+        send(
+            &s,
+            Method::POST,
+            &hooks(&s, ""),
+            Some(json!({"url": format!("{rx}/on")})),
+        )
+        .await,
     )
     .await;
     let (_, off) = parts(
-        send(&s, Method::POST, &hooks(&s, ""), Some(json!({"url": format!("{rx}/off"), "enabled": false}))).await,
+        send(
+            &s,
+            Method::POST,
+            &hooks(&s, ""),
+            Some(json!({"url": format!("{rx}/off"), "enabled": false})),
+        )
+        .await,
     )
     .await;
     let secret = on["secret"].as_str().unwrap().to_owned();
@@ -187,15 +235,44 @@ async fn deliveries_are_signed_retried_and_listed() {
 
     let service = OutboxService::new(Arc::clone(&s.store), Arc::new(SystemClock));
     let started = std::time::Instant::now();
-    let worker = Worker::start(service, HttpSender::new(Duration::from_secs(5)).unwrap(), fast());
-    until(|| async { got.lock().unwrap().len() >= 2 }).await;
+    let worker = Worker::start(
+        service,
+        HttpSender::new(Duration::from_secs(5)).unwrap(),
+        fast(),
+    );
+    if !until(|| async { got.lock().unwrap().len() >= 2 }).await {
+        let on_id = on["id"].as_str().unwrap();
+        let (_, list) = parts(
+            send(
+                &s,
+                Method::GET,
+                &hooks(&s, &format!("/{on_id}/deliveries")),
+                None,
+            )
+            .await,
+        )
+        .await;
+        panic!(
+            "not delivered in time: {} received; {list}",
+            got.lock().unwrap().len()
+        );
+    }
     let waited = started.elapsed();
     worker.stop();
     let got = got.lock().unwrap().clone();
-    assert!(got.iter().all(|(path, _, _)| path == "/on"), "the disabled endpoint gets nothing");
-    let ids: Vec<&str> = got.iter().map(|(_, h, _)| h["accord-event-id"].to_str().unwrap()).collect();
+    assert!(
+        got.iter().all(|(path, _, _)| path == "/on"),
+        "the disabled endpoint gets nothing"
+    );
+    let ids: Vec<&str> = got
+        .iter()
+        .map(|(_, h, _)| h["accord-event-id"].to_str().unwrap())
+        .collect();
     assert_eq!(ids[0], ids[1], "a retry sends the same event");
-    assert!(waited >= Duration::from_millis(150), "the retry waited: {waited:?}");
+    assert!(
+        waited >= Duration::from_millis(150),
+        "the retry waited: {waited:?}"
+    );
     let now = chrono::Utc::now().timestamp();
     for (_, headers, body) in &got {
         let sig = headers["accord-signature"].to_str().unwrap();
@@ -206,11 +283,17 @@ async fn deliveries_are_signed_retried_and_listed() {
         assert_eq!(event["type"], "redemption.created");
         assert_eq!(event["id"], ids[0]);
         assert_eq!(event["projectId"], P);
-        assert_eq!(event["data"]["redemptionId"], redeemed["redemption"]["id"], "{redeemed}");
+        assert_eq!(event["data"]["redemptionId"], redeemed["id"], "{redeemed}");
     }
 
     let on_id = on["id"].as_str().unwrap();
-    let res = send(&s, Method::GET, &hooks(&s, &format!("/{on_id}/deliveries")), None).await;
+    let res = send(
+        &s,
+        Method::GET,
+        &hooks(&s, &format!("/{on_id}/deliveries")),
+        None,
+    )
+    .await;
     assert_eq!(res.headers()["x-total-count"], "1");
     let (_, list) = parts(res).await;
     assert_eq!(list[0]["state"], "DELIVERED", "{list}");
@@ -223,12 +306,29 @@ async fn deliveries_are_signed_retried_and_listed() {
     assert_eq!(d["attemptLog"][0]["error"], "HTTP status 500");
     assert_eq!(d["attemptLog"][1]["status"], 204);
     let off_id = off["id"].as_str().unwrap();
-    let (_, none) = parts(send(&s, Method::GET, &hooks(&s, &format!("/{off_id}/deliveries")), None).await).await;
+    let (_, none) = parts(
+        send(
+            &s,
+            Method::GET,
+            &hooks(&s, &format!("/{off_id}/deliveries")),
+            None,
+        )
+        .await,
+    )
+    .await;
     assert_eq!(none, json!([]));
 
     let res = send(&s, Method::POST, &format!("{one}/redeliver"), None).await;
     let (status, again) = parts(res).await;
     assert_eq!((status, again["state"].clone()), (202, json!("PENDING")));
-    let unknown = hooks(&s, &format!("/{on_id}/deliveries/{}/redeliver", uuid::Uuid::new_v4()));
-    problem(send(&s, Method::POST, &unknown, None).await, 404, "delivery_not_found").await;
+    let unknown = hooks(
+        &s,
+        &format!("/{on_id}/deliveries/{}/redeliver", uuid::Uuid::new_v4()),
+    );
+    problem(
+        send(&s, Method::POST, &unknown, None).await,
+        404,
+        "delivery_not_found",
+    )
+    .await;
 }

@@ -87,7 +87,11 @@ async fn a_delivery_cut_by_a_stopped_server_is_sent_again_with_the_same_id() {
         "rules": [{"name": "r", "when": [], "then": [{"action": "DISCOUNT",
             "data": [{"attribute": "amount", "value": "1"}]}]}]
     });
-    let (status, body) = post(format!("{base}/campaign/api/projects/rel/campaigns"), campaign).await;
+    let (status, body) = post(
+        format!("{base}/campaign/api/projects/rel/campaigns"),
+        campaign,
+    )
+    .await;
     assert_eq!(status, 201, "{body}");
     let (status, body) = post(
         format!("{base}/campaign/api/projects/rel/redeem/campaign-code"),

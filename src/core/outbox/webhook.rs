@@ -98,7 +98,9 @@ pub fn validate(url: &str, event_types: &[EventType], description: Option<&str>)
         problems.push(FieldError::new(
             "url",
             ErrorCode::Invalid,
-            format!("must be an http:// or https:// URL with a host, at most {MAX_URL_BYTES} bytes"),
+            format!(
+                "must be an http:// or https:// URL with a host, at most {MAX_URL_BYTES} bytes"
+            ),
         ));
     }
     for (i, t) in event_types.iter().enumerate() {
@@ -106,7 +108,11 @@ pub fn validate(url: &str, event_types: &[EventType], description: Option<&str>)
             problems.push(FieldError::new(
                 format!("eventTypes[{i}]"),
                 ErrorCode::InvalidEnum,
-                format!("unknown event type {:?}; known: {}", t.as_str(), EventType::expected()),
+                format!(
+                    "unknown event type {:?}; known: {}",
+                    t.as_str(),
+                    EventType::expected()
+                ),
             ));
         }
     }
@@ -254,8 +260,11 @@ impl RetryPolicy {
         if d.failures >= self.max_attempts || age >= self.max_age {
             return Next::Dead;
         }
-        let seed = d.event_id.as_u128() as u64 ^ d.endpoint_id.as_u128() as u64
-            ^ u64::try_from(d.attempts).unwrap_or(0).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let seed = d.event_id.as_u128() as u64
+            ^ d.endpoint_id.as_u128() as u64
+            ^ u64::try_from(d.attempts)
+                .unwrap_or(0)
+                .wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let delay = chrono::Duration::from_std(self.delay(d.failures, seed))
             .unwrap_or(chrono::Duration::MAX);
         Next::RetryAt(now + delay)
@@ -302,7 +311,8 @@ pub fn verify(
     }
     let expected = signature(secret, t, body);
     let expected = expected.rsplit_once("v1=").map_or("", |(_, h)| h);
-    v1.iter().any(|h| constant_time_eq(h.as_bytes(), expected.as_bytes()))
+    v1.iter()
+        .any(|h| constant_time_eq(h.as_bytes(), expected.as_bytes()))
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {

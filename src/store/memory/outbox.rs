@@ -115,8 +115,10 @@ impl OutboxStore for MemoryStore {
     async fn delete_endpoint(&self, project: &str, id: Uuid) -> Result<bool> {
         let mut s = lock(&self.outbox);
         let before = s.endpoints.len();
-        s.endpoints.retain(|e| !(e.project_id == project && e.id == id));
-        s.deliveries.retain(|(p, e, _), _| !(p == project && *e == id));
+        s.endpoints
+            .retain(|e| !(e.project_id == project && e.id == id));
+        s.deliveries
+            .retain(|(p, e, _), _| !(p == project && *e == id));
         Ok(s.endpoints.len() < before)
     }
 

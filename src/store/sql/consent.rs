@@ -22,8 +22,8 @@ use super::records::{
     event_from_row, record_from_row, records, versions_sql, CONTENT_COLUMNS, EVENT_COLUMNS,
 };
 use crate::core::consent::ledger as consent_ledger;
-use crate::core::outbox::OutboxEvent;
 use crate::core::consent::{ContentQuery, ContentRecord, ContentType, ContentWrite, PurposeEvent};
+use crate::core::outbox::OutboxEvent;
 use crate::store::Page;
 use crate::Result;
 

@@ -11,16 +11,17 @@ use uuid::Uuid;
 use super::dialect::{acquire, execute, retry, row, rows, Abort, Conn, Dialect};
 use super::limit_offset;
 use super::query::{Json, Sql, SqlRow};
-use crate::core::outbox::webhook::{
-    Attempt, Claimed, Delivery, DeliveryState, Endpoint, Next,
-};
+use crate::core::outbox::webhook::{Attempt, Claimed, Delivery, DeliveryState, Endpoint, Next};
 use crate::core::outbox::{EventType, OutboxEvent};
 use crate::store::Page;
 use crate::{Error, Result};
 
 /// Writes `event` and one pending delivery per enabled endpoint of its
 /// project that takes its type, in the caller's transaction.
-pub(crate) async fn append<D: Dialect>(conn: &mut Conn<D>, event: &OutboxEvent) -> Result<(), Abort> {
+pub(crate) async fn append<D: Dialect>(
+    conn: &mut Conn<D>,
+    event: &OutboxEvent,
+) -> Result<(), Abort> {
     let payload = serde_json::to_string(&event.payload).map_err(Error::internal)?;
     let insert = Sql::new(
         "INSERT INTO outbox_event (project_id, id, event_type, occurred_at, data_subject, payload) \
@@ -95,7 +96,8 @@ fn event_from_row(r: &impl SqlRow) -> Result<OutboxEvent> {
         event_type: EventType::parse(&r.col::<String>("event_type")?),
         occurred_at: r.col("occurred_at")?,
         data_subject: r.col("data_subject")?,
-        payload: serde_json::from_str(&payload.0).map_err(|e| super::corrupt("outbox payload", e))?,
+        payload: serde_json::from_str(&payload.0)
+            .map_err(|e| super::corrupt("outbox payload", e))?,
     })
 }
 
@@ -114,7 +116,9 @@ fn delivery_from_row(r: &impl SqlRow) -> Result<Delivery> {
         next_at: r.col("next_at")?,
         since: r.col("since")?,
         delivered_at: r.col("delivered_at")?,
-        last_status: r.col("last_status")?,
+        last_status: r
+            .col::<Option<i64>>("last_status")?
+            .and_then(|s| i32::try_from(s).ok()),
         last_error: r.col("last_error")?,
     })
 }
@@ -204,7 +208,11 @@ pub(crate) async fn delete_endpoint<D: Dialect>(db: &D, project: &str, id: Uuid)
 }
 
 /// [`OutboxStore::endpoint`](crate::store::OutboxStore::endpoint).
-pub(crate) async fn endpoint<D: Dialect>(db: &D, project: &str, id: Uuid) -> Result<Option<Endpoint>> {
+pub(crate) async fn endpoint<D: Dialect>(
+    db: &D,
+    project: &str,
+    id: Uuid,
+) -> Result<Option<Endpoint>> {
     let sql = Sql::new(format!(
         "SELECT {ENDPOINT_COLUMNS} FROM webhook_endpoint WHERE project_id = $1 AND id = $2"
     ))
@@ -246,9 +254,10 @@ pub(crate) async fn outbox_events<D: Dialect>(
     after: Option<Uuid>,
     limit: u32,
 ) -> Result<Vec<OutboxEvent>> {
-    let mut sql =
-        Sql::new(format!("SELECT {EVENT_COLUMNS} FROM outbox_event WHERE project_id = $1"))
-            .bind(project);
+    let mut sql = Sql::new(format!(
+        "SELECT {EVENT_COLUMNS} FROM outbox_event WHERE project_id = $1"
+    ))
+    .bind(project);
     if let Some(after) = after {
         sql.push(" AND id > ").push_bind(after);
     }
@@ -305,11 +314,10 @@ async fn try_claim<D: Dialect>(
         let Some(event) = row::<D>(tx.conn(), &event).await? else {
             continue;
         };
-        let endpoint = Sql::new(
-            "SELECT url, secret FROM webhook_endpoint WHERE project_id = $1 AND id = $2",
-        )
-        .bind(&d.project_id)
-        .bind(d.endpoint_id);
+        let endpoint =
+            Sql::new("SELECT url, secret FROM webhook_endpoint WHERE project_id = $1 AND id = $2")
+                .bind(&d.project_id)
+                .bind(d.endpoint_id);
         let Some(endpoint) = row::<D>(tx.conn(), &endpoint).await? else {
             continue;
         };
@@ -451,7 +459,9 @@ async fn fetch_delivery<D: Dialect>(
     event: Uuid,
 ) -> Result<Option<(Delivery, Vec<Attempt>)>, Abort> {
     let select = key(
-        Sql::new(format!("SELECT {DELIVERY_COLUMNS} FROM webhook_delivery WHERE {BY_KEY}")),
+        Sql::new(format!(
+            "SELECT {DELIVERY_COLUMNS} FROM webhook_delivery WHERE {BY_KEY}"
+        )),
         project,
         endpoint,
         event,

@@ -25,8 +25,8 @@ use uuid::Uuid;
 use super::dialect::{acquire, execute, retry, row, rows, Abort, Conn, Dialect};
 use super::query::{Arg, Json, Sql, SqlRow};
 use super::{action_txs_from_json, action_txs_json, limit_offset, marks};
-use crate::core::outbox::OutboxEvent;
 use crate::core::campaign::{QuotaCharge, QuotaUsage, QuotaWindow, Redemption, TxStatus};
+use crate::core::outbox::OutboxEvent;
 use crate::store::{Page, RedeemOutcome, RedemptionPlan, RedemptionQuery};
 use crate::{Error, Result};
 

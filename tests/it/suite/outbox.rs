@@ -120,8 +120,16 @@ fn redeem(code: &str, user: &str, key: Option<&str>) -> RedeemRequest {
 /// the disabled one and the one filtered to consent events none.
 pub async fn redeem_and_cancel_write_their_events_atomically<S: Store>(store: Arc<S>) {
     let f = fx(store);
-    let all = f.outbox.create_endpoint(&f.project, input(&[], true)).await.unwrap();
-    let off = f.outbox.create_endpoint(&f.project, input(&[], false)).await.unwrap();
+    let all = f
+        .outbox
+        .create_endpoint(&f.project, input(&[], true))
+        .await
+        .unwrap();
+    let off = f
+        .outbox
+        .create_endpoint(&f.project, input(&[], false))
+        .await
+        .unwrap();
     let consent_only = f
         .outbox
         .create_endpoint(&f.project, input(&["consent.accepted"], true))
@@ -208,9 +216,7 @@ pub async fn hold_confirmation_writes_a_redemption_event<S: Store>(store: Arc<S>
 /// An acceptance, its withdrawal and a purpose acceptance each write their
 /// event with the subject kept apart from the payload; an erasure puts the
 /// pseudonym in its place in every event and writes `consent.erased`.
-pub async fn consent_changes_write_events_and_erasure_forgets_the_subject<S: Store>(
-    store: Arc<S>,
-) {
+pub async fn consent_changes_write_events_and_erasure_forgets_the_subject<S: Store>(store: Arc<S>) {
     use crate::suite::consent::Fx as ConsentFx;
     let c = ConsentFx::new(Arc::clone(&store));
     let key = PseudonymKey::new(&[7; 32]).unwrap();
@@ -220,24 +226,40 @@ pub async fn consent_changes_write_events_and_erasure_forgets_the_subject<S: Sto
         let store = Arc::clone(&store);
         async move { store.outbox_events(&project, None, 100).await.unwrap() }
     };
-    assert!(events_of(c.project.clone()).await.is_empty(), "content writes other than acceptances write none");
-    let accepted = c.accept("shop", "alice@example.com", &consent.id, None).await;
+    assert!(
+        events_of(c.project.clone()).await.is_empty(),
+        "content writes other than acceptances write none"
+    );
+    let accepted = c
+        .accept("shop", "alice@example.com", &consent.id, None)
+        .await;
     c.svc
-        .accept_purpose(&c.project, ConsentFx::<S>::purpose("shop", "alice@example.com", "sms"))
+        .accept_purpose(
+            &c.project,
+            ConsentFx::<S>::purpose("shop", "alice@example.com", "sms"),
+        )
         .await
         .unwrap();
     let body = json!({"dataSubject": "alice@example.com", "consentId": consent.id, "application": "shop",
-        "acceptanceDate": accepted.acceptance_date, "status": "WITHDRAWN", "withdrawalDate": c.now()});
-    c.replace("svc-consent-acceptance-v1", &accepted.id, body).await;
+        "acceptanceDate": accepted.acceptance_date, "status": "WITHDRAWN", "withdrawalDate": c.now(), "note": "by phone"});
+    c.replace("svc-consent-acceptance-v1", &accepted.id, body)
+        .await;
     let events = events_of(c.project.clone()).await;
     let types: Vec<&str> = events.iter().map(|e| e.event_type.as_str()).collect();
     assert_eq!(
         types,
-        ["consent.accepted", "consent.purpose_changed", "consent.withdrawn"]
+        [
+            "consent.accepted",
+            "consent.purpose_changed",
+            "consent.withdrawn"
+        ]
     );
     for e in &events {
         assert_eq!(e.data_subject.as_deref(), Some("alice@example.com"));
-        assert!(!serde_json::to_string(&e.payload).unwrap().contains("alice"), "{e:?}");
+        assert!(
+            !serde_json::to_string(&e.payload).unwrap().contains("alice"),
+            "{e:?}"
+        );
     }
     assert_eq!(events[0].payload["acceptanceId"], json!(accepted.id));
     assert_eq!(events[0].payload["consentId"], json!(consent.id));
@@ -245,7 +267,10 @@ pub async fn consent_changes_write_events_and_erasure_forgets_the_subject<S: Sto
     let body: serde_json::Value = serde_json::from_slice(&events[0].body()).unwrap();
     assert_eq!(body["data"]["dataSubject"], "alice@example.com");
 
-    let report = svc.erase_subject(&c.project, "alice@example.com").await.unwrap();
+    let report = svc
+        .erase_subject(&c.project, "alice@example.com")
+        .await
+        .unwrap();
     let events = events_of(c.project.clone()).await;
     assert_eq!(events.len(), 4);
     assert_eq!(events[3].event_type, EventType::ConsentErased);
@@ -261,9 +286,16 @@ pub async fn consent_changes_write_events_and_erasure_forgets_the_subject<S: Sto
 /// recorded. A redelivery makes it pending again.
 pub async fn claims_lease_and_fence<S: Store>(store: Arc<S>) {
     let f = fx(store);
-    let hook = f.outbox.create_endpoint(&f.project, input(&[], true)).await.unwrap();
+    let hook = f
+        .outbox
+        .create_endpoint(&f.project, input(&[], true))
+        .await
+        .unwrap();
     f.campaign("C", 10).await;
-    f.campaigns.redeem(&f.project, &redeem("C", "u1", None)).await.unwrap();
+    f.campaigns
+        .redeem(&f.project, &redeem("C", "u1", None))
+        .await
+        .unwrap();
     let lease = StdDuration::from_secs(60);
     let mine = |v: Vec<accord::outbox::webhook::Claimed>| {
         v.into_iter()
@@ -313,10 +345,20 @@ pub async fn claims_lease_and_fence<S: Store>(store: Arc<S>) {
     assert_eq!(d.last_status, Some(204));
     assert_eq!(attempts.len(), 1);
     assert_eq!(attempts[0].attempt, 2);
-    assert!(mine(f.store.claim_deliveries(later + Duration::hours(1), lease, 1000).await.unwrap()).is_empty());
+    assert!(mine(
+        f.store
+            .claim_deliveries(later + Duration::hours(1), lease, 1000)
+            .await
+            .unwrap()
+    )
+    .is_empty());
 
     f.clock.set(later + Duration::minutes(5));
-    let d = f.outbox.redeliver(&f.project, hook.id, event).await.unwrap();
+    let d = f
+        .outbox
+        .redeliver(&f.project, hook.id, event)
+        .await
+        .unwrap();
     assert_eq!(d.state, DeliveryState::Pending);
     assert_eq!(d.next_at, Some(later + Duration::minutes(5)));
     let third = mine(
@@ -327,7 +369,11 @@ pub async fn claims_lease_and_fence<S: Store>(store: Arc<S>) {
     );
     assert_eq!(third.len(), 1);
     assert_eq!(third[0].delivery.attempts, 3);
-    let missing = f.outbox.redeliver(&f.project, hook.id, Uuid::new_v4()).await.unwrap_err();
+    let missing = f
+        .outbox
+        .redeliver(&f.project, hook.id, Uuid::new_v4())
+        .await
+        .unwrap_err();
     assert_eq!(missing.code(), "delivery_not_found");
 }
 
@@ -341,8 +387,16 @@ pub struct Scripted {
 }
 
 impl Sender for Scripted {
-    async fn send(&self, url: &str, headers: Vec<(&'static str, String)>, body: Vec<u8>) -> SendOutcome {
-        self.sent.lock().unwrap().push((url.to_owned(), headers, body));
+    async fn send(
+        &self,
+        url: &str,
+        headers: Vec<(&'static str, String)>,
+        body: Vec<u8>,
+    ) -> SendOutcome {
+        self.sent
+            .lock()
+            .unwrap()
+            .push((url.to_owned(), headers, body));
         let mut answers = self.answers.lock().unwrap();
         if answers.len() > 1 {
             answers.remove(0)
@@ -357,9 +411,16 @@ impl Sender for Scripted {
 /// send is signed and names the event.
 pub async fn failures_back_off_then_deliver_or_die<S: Store>(store: Arc<S>) {
     let f = fx(store);
-    let hook = f.outbox.create_endpoint(&f.project, input(&[], true)).await.unwrap();
+    let hook = f
+        .outbox
+        .create_endpoint(&f.project, input(&[], true))
+        .await
+        .unwrap();
     f.campaign("R", 10).await;
-    f.campaigns.redeem(&f.project, &redeem("R", "u1", None)).await.unwrap();
+    f.campaigns
+        .redeem(&f.project, &redeem("R", "u1", None))
+        .await
+        .unwrap();
     let settings = WorkerSettings {
         interval: StdDuration::from_millis(10),
         lease: StdDuration::from_secs(30),
@@ -383,9 +444,15 @@ pub async fn failures_back_off_then_deliver_or_die<S: Store>(store: Arc<S>) {
     let state = || async { f.outbox.delivery(&f.project, hook.id, event).await.unwrap() };
     f.outbox.deliver_due(&sender, &settings).await.unwrap();
     let (d, attempts) = state().await;
-    assert_eq!((d.state.clone(), d.failures, d.last_status), (DeliveryState::Pending, 1, Some(500)));
+    assert_eq!(
+        (d.state.clone(), d.failures, d.last_status),
+        (DeliveryState::Pending, 1, Some(500))
+    );
     let wait = d.next_at.unwrap() - t0();
-    assert!(wait > Duration::seconds(7) && wait <= Duration::seconds(10), "{wait}");
+    assert!(
+        wait > Duration::seconds(7) && wait <= Duration::seconds(10),
+        "{wait}"
+    );
     assert_eq!(attempts[0].error.as_deref(), Some("HTTP status 500"));
     // Not due yet: nothing is sent.
     f.clock.set(d.next_at.unwrap() - Duration::milliseconds(1));
@@ -396,7 +463,10 @@ pub async fn failures_back_off_then_deliver_or_die<S: Store>(store: Arc<S>) {
     let (d2, _) = state().await;
     assert_eq!((d2.failures, d2.last_status), (2, None));
     let wait = d2.next_at.unwrap() - d.next_at.unwrap();
-    assert!(wait > Duration::seconds(15) && wait <= Duration::seconds(20), "{wait}");
+    assert!(
+        wait > Duration::seconds(15) && wait <= Duration::seconds(20),
+        "{wait}"
+    );
     f.clock.set(d2.next_at.unwrap());
     f.outbox.deliver_due(&sender, &settings).await.unwrap();
     let (d3, attempts) = state().await;
@@ -408,12 +478,21 @@ pub async fn failures_back_off_then_deliver_or_die<S: Store>(store: Arc<S>) {
         let h = |n: &str| headers.iter().find(|(k, _)| *k == n).unwrap().1.clone();
         assert_eq!(h("accord-event-id"), event.to_string());
         let now = accord::Clock::now(&*f.clock).timestamp();
-        assert!(accord::outbox::webhook::verify(&hook.secret, &h("accord-signature"), body, now, 3600));
+        assert!(accord::outbox::webhook::verify(
+            &hook.secret,
+            &h("accord-signature"),
+            body,
+            now,
+            3600
+        ));
     }
     drop(sent);
 
     // Always failing: dead after 3 failures.
-    f.campaigns.redeem(&f.project, &redeem("R", "u2", None)).await.unwrap();
+    f.campaigns
+        .redeem(&f.project, &redeem("R", "u2", None))
+        .await
+        .unwrap();
     let failing = Scripted {
         answers: Mutex::new(vec![SendOutcome::Status(503)]),
         ..Scripted::default()
@@ -423,7 +502,11 @@ pub async fn failures_back_off_then_deliver_or_die<S: Store>(store: Arc<S>) {
         f.clock.advance(Duration::hours(1));
     }
     let second = f.events().await[1].id;
-    let (dead, attempts) = f.outbox.delivery(&f.project, hook.id, second).await.unwrap();
+    let (dead, attempts) = f
+        .outbox
+        .delivery(&f.project, hook.id, second)
+        .await
+        .unwrap();
     assert_eq!(dead.state, DeliveryState::Dead);
     assert_eq!((dead.failures, attempts.len()), (3, 3));
 }
@@ -432,36 +515,64 @@ pub async fn failures_back_off_then_deliver_or_die<S: Store>(store: Arc<S>) {
 /// and its pending deliveries wait until it is enabled again.
 pub async fn disabled_endpoints_get_nothing<S: Store>(store: Arc<S>) {
     let f = fx(store);
-    let hook = f.outbox.create_endpoint(&f.project, input(&[], true)).await.unwrap();
+    let hook = f
+        .outbox
+        .create_endpoint(&f.project, input(&[], true))
+        .await
+        .unwrap();
     f.campaign("D", 10).await;
-    f.campaigns.redeem(&f.project, &redeem("D", "u1", None)).await.unwrap();
+    f.campaigns
+        .redeem(&f.project, &redeem("D", "u1", None))
+        .await
+        .unwrap();
     let mut off = input(&[], false);
-    f.outbox.update_endpoint(&f.project, hook.id, off.clone()).await.unwrap();
-    f.campaigns.redeem(&f.project, &redeem("D", "u2", None)).await.unwrap();
+    f.outbox
+        .update_endpoint(&f.project, hook.id, off.clone())
+        .await
+        .unwrap();
+    f.campaigns
+        .redeem(&f.project, &redeem("D", "u2", None))
+        .await
+        .unwrap();
     assert_eq!(f.delivery_count(hook.id).await, 1);
-    let claim = |at| async move {
-        f.store
-            .claim_deliveries(at, StdDuration::from_secs(60), 1000)
-            .await
-            .unwrap()
-            .into_iter()
-            .filter(|c| c.delivery.project_id == f.project)
-            .count()
+    let claim = |at| {
+        let (store, project) = (Arc::clone(&f.store), f.project.clone());
+        async move {
+            store
+                .claim_deliveries(at, StdDuration::from_secs(60), 1000)
+                .await
+                .unwrap()
+                .into_iter()
+                .filter(|c| c.delivery.project_id == project)
+                .count()
+        }
     };
     assert_eq!(claim(t0()).await, 0, "pending, but the endpoint is off");
     off.enabled = true;
-    let on = f.outbox.update_endpoint(&f.project, hook.id, off).await.unwrap();
+    let on = f
+        .outbox
+        .update_endpoint(&f.project, hook.id, off)
+        .await
+        .unwrap();
     assert!(on.enabled);
     assert_eq!(on.secret, hook.secret, "the secret is kept");
     assert_eq!(claim(t0()).await, 1);
     // Deleting removes its deliveries; it is gone.
     f.outbox.delete_endpoint(&f.project, hook.id).await.unwrap();
     assert_eq!(
-        f.outbox.endpoint(&f.project, hook.id).await.unwrap_err().code(),
+        f.outbox
+            .endpoint(&f.project, hook.id)
+            .await
+            .unwrap_err()
+            .code(),
         "webhook_not_found"
     );
     assert_eq!(
-        f.outbox.delivery(&f.project, hook.id, f.events().await[0].id).await.unwrap_err().code(),
+        f.outbox
+            .delivery(&f.project, hook.id, f.events().await[0].id)
+            .await
+            .unwrap_err()
+            .code(),
         "delivery_not_found"
     );
 }

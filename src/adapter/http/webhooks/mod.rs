@@ -186,8 +186,10 @@ pub(crate) async fn create_webhook<S: HttpStore>(
     Ok(response)
 }
 
-/// Lists the project's webhook endpoints (without their secrets), oldest
-/// first: a bare JSON array, its length in `X-Total-Count`.
+/// Lists the project's webhook endpoints.
+///
+/// Oldest first, without their secrets: a bare JSON array, its length in
+/// `X-Total-Count`.
 #[utoipa::path(
     get,
     path = "/events/api/projects/{projId}/webhooks",
@@ -207,7 +209,10 @@ pub(crate) async fn list_webhooks<S: HttpStore>(
     ))
 }
 
-/// Reads a webhook endpoint (without its secret).
+/// Reads a webhook endpoint.
+///
+/// Its URL, event types, enabled flag and description; the secret is
+/// shown only when the endpoint is created.
 #[utoipa::path(
     get,
     path = "/events/api/projects/{projId}/webhooks/{id}",
@@ -231,10 +236,10 @@ pub(crate) async fn get_webhook<S: HttpStore>(
     Ok(Json(WebhookView::of(e, false)))
 }
 
-/// Replaces a webhook endpoint's URL, event types, enabled flag and
-/// description (its secret is kept).
+/// Replaces a webhook endpoint.
 ///
-/// Disabling it (`"enabled": false`) stops its deliveries: events written
+/// Its URL, event types, enabled flag and description; the secret is
+/// kept. Disabling it (`"enabled": false`) stops its deliveries: events written
 /// meanwhile get none, and pending ones wait until it is enabled again.
 #[utoipa::path(
     put,
@@ -259,11 +264,17 @@ pub(crate) async fn update_webhook<S: HttpStore>(
     JsonBody(input): JsonBody<EndpointInput>,
 ) -> Result<Json<WebhookView>, ApiError> {
     let id = webhook_id(&path)?;
-    let e = api.outbox.update_endpoint(path.project(), id, input).await?;
+    let e = api
+        .outbox
+        .update_endpoint(path.project(), id, input)
+        .await?;
     Ok(Json(WebhookView::of(e, false)))
 }
 
-/// Deletes a webhook endpoint and its deliveries.
+/// Deletes a webhook endpoint.
+///
+/// Its deliveries and their attempts go with it; the events stay in the
+/// outbox.
 #[utoipa::path(
     delete,
     path = "/events/api/projects/{projId}/webhooks/{id}",
@@ -287,9 +298,9 @@ pub(crate) async fn delete_webhook<S: HttpStore>(
     Ok(StatusCode::NO_CONTENT)
 }
 
-/// Lists an endpoint's deliveries, newest event first.
+/// Lists an endpoint's deliveries.
 ///
-/// A bare JSON array, one page of it; the total over all pages is in
+/// Newest event first. A bare JSON array, one page of it; the total over all pages is in
 /// `X-Total-Count`.
 #[utoipa::path(
     get,
@@ -316,7 +327,10 @@ pub(crate) async fn list_deliveries<S: HttpStore>(
     query.allow(&["page", "size"], |_| false)?;
     let (page, size) = query.paging()?;
     let id = webhook_id(&path)?;
-    let p = api.outbox.deliveries(path.project(), id, page, size).await?;
+    let p = api
+        .outbox
+        .deliveries(path.project(), id, page, size)
+        .await?;
     Ok(page_response(Page {
         items: p
             .items
@@ -329,7 +343,10 @@ pub(crate) async fn list_deliveries<S: HttpStore>(
     }))
 }
 
-/// One delivery, with its attempts (`attemptLog`, oldest first).
+/// Reads one delivery.
+///
+/// Where it stands, with every attempt (`attemptLog`, oldest first): when,
+/// the HTTP status or the error, how long it took.
 #[utoipa::path(
     get,
     path = "/events/api/projects/{projId}/webhooks/{id}/deliveries/{eventId}",
@@ -354,9 +371,11 @@ pub(crate) async fn get_delivery<S: HttpStore>(
     Ok(Json(DeliveryView::of(d, Some(attempts))))
 }
 
-/// Sends a delivery again: it becomes `PENDING`, due now, with a fresh
-/// retry schedule (a `DEAD` or `DELIVERED` one too). The event keeps its
-/// id, so a receiver that deduplicates on `Accord-Event-Id` sees it once.
+/// Sends a delivery again.
+///
+/// It becomes `PENDING`, due now, with a fresh retry schedule (a `DEAD` or
+/// `DELIVERED` one too). The event keeps its id, so a receiver that
+/// deduplicates on `Accord-Event-Id` sees it once.
 #[utoipa::path(
     post,
     path = "/events/api/projects/{projId}/webhooks/{id}/deliveries/{eventId}/redeliver",
