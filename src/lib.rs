@@ -175,6 +175,15 @@ pub mod consent {
     pub use crate::service::consent::{self as service, ConsentService, SubjectExport};
 }
 
+/// Events out: the transactional outbox, webhook endpoints and their
+/// deliveries (`docs/events.md`).
+pub mod outbox {
+    pub use crate::core::outbox::*;
+    pub use crate::service::outbox::{
+        EndpointInput, OutboxService, SendOutcome, Sender, WorkerSettings,
+    };
+}
+
 pub use crate::core::clock::{Clock, ManualClock, SystemClock};
 pub use crate::core::error::{Error, ErrorCode, ErrorKind, FieldError, Result};
 pub use crate::service::campaign::CampaignService;

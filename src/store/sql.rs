@@ -34,6 +34,7 @@ pub(crate) mod hold;
 pub(crate) mod ledger;
 pub(crate) mod marks;
 pub(crate) mod migrate;
+pub(crate) mod outbox;
 pub(crate) mod query;
 pub(crate) mod records;
 pub(crate) mod redemption;

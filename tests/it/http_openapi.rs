@@ -280,8 +280,8 @@ async fn parameters_have_the_server_bounds() {
         }
     }
     assert_eq!(
-        sizes, 8,
-        "the paged lists: campaigns, redemptions, content records, a subject's history, quota usage, codes, campaign revisions, acceptances past their lifespan"
+        sizes, 9,
+        "the paged lists: campaigns, redemptions, content records, a subject's history, quota usage, codes, campaign revisions, acceptances past their lifespan, webhook deliveries"
     );
     let redeem = &doc["paths"]["/campaign/api/projects/{projId}/redeem/campaign-code"]["post"];
     let key = redeem["parameters"]

@@ -48,6 +48,7 @@ mod http_quota_view;
 mod http_receipts;
 mod http_retention;
 mod http_revisions;
+mod http_webhooks;
 mod layers;
 mod redeem_round_trips;
 mod search_round_trips;

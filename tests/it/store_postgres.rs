@@ -70,6 +70,7 @@ suite::code_pools::code_pool_tests!(fixture);
 suite::holds::holds_tests!(fixture);
 suite::usage_reads::usage_read_tests!(fixture);
 suite::hold_codes::hold_codes_tests!(fixture);
+suite::outbox::outbox_tests!(fixture);
 
 mod consent {
     crate::suite::consent::consent_suite!(super::fixture);

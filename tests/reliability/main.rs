@@ -21,3 +21,4 @@ mod db_faults;
 mod holds_two_servers;
 mod hostile_clients;
 mod load_smoke;
+mod webhooks_kill;

@@ -27,6 +27,8 @@ mod telemetry;
 mod token;
 mod transfer;
 mod verify;
+#[cfg(feature = "webhooks")]
+pub mod webhooks;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -214,7 +216,8 @@ fn init_logging_with(format: serve::LogFormat, more: Vec<BoxLayer>) {
     let _ = tracing_subscriber::registry().with(layers).try_init();
 }
 
-/// A duration flag: seconds (`90`), or a number with `s`, `m`, `h` or `d`.
+/// A duration flag: seconds (`90`), or a number with `ms`, `s`, `m`, `h`
+/// or `d`.
 pub(crate) fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
     let text = text.trim();
     let (number, unit) = match text.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
@@ -225,6 +228,7 @@ pub(crate) fn parse_duration(text: &str) -> Result<std::time::Duration, String> 
         .parse()
         .map_err(|_| format!("{text:?} is not a duration (seconds, or 30s, 15m, 8h, 30d)"))?;
     let secs = match unit.trim() {
+        "ms" => return Ok(std::time::Duration::from_millis(n)),
         "s" => 1,
         "m" => 60,
         "h" => 3600,

@@ -10,6 +10,7 @@ use uuid::Uuid;
 use super::{lock, MemoryStore};
 use crate::core::campaign::codes::PromoCode;
 use crate::core::campaign::{Campaign, CampaignRevision, QuotaUsage, Redemption, TxStatus};
+use crate::core::outbox::OutboxEvent;
 use crate::store::campaign::too_many_campaigns;
 use crate::store::{
     CampaignQuery, CampaignSort, CampaignStore, NamedCampaign, Page, Period, RedeemOutcome,
@@ -333,6 +334,7 @@ impl RedemptionStore for MemoryStore {
         if let Some(key) = &r.idempotency_key {
             s.by_key.insert((r.project_id.clone(), key.clone()), i);
         }
+        lock(&self.outbox).append(OutboxEvent::for_redemption(r));
         Ok(RedeemOutcome::Recorded(r.clone()))
     }
 
@@ -360,6 +362,7 @@ impl RedemptionStore for MemoryStore {
         for tx in &mut r.action_txs {
             tx.status = TxStatus::Cancelled;
         }
+        lock(&self.outbox).append(OutboxEvent::for_redemption(r));
         Ok(Some(r.clone()))
     }
 

@@ -253,6 +253,9 @@ impl HoldStore for MemoryStore {
             .expect("read above under the same lock");
         stored.status = HoldStatus::Confirmed;
         stored.ended_date = Some(at);
+        lock(&self.outbox).append(crate::core::outbox::OutboxEvent::for_redemption(
+            &redemption,
+        ));
         Ok(Some(Confirmation::Confirmed(redemption, false)))
     }
 

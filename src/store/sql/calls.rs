@@ -37,6 +37,7 @@ macro_rules! store_calls {
         $crate::store::sql::calls::store_calls!(impl LedgerStore for $store);
         $crate::store::sql::calls::store_calls!(impl HistoryStore for $store);
         $crate::store::sql::hold::hold_calls!($store);
+        $crate::store::sql::outbox::outbox_calls!($store);
         $crate::store::sql::calls::store_calls!(impl FileStore for $store);
         $crate::store::sql::calls::common_methods!($store);
     };

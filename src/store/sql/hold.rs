@@ -234,6 +234,8 @@ async fn try_confirm<D: Dialect>(
     }
     insert_charges::<D>(tx.conn(), &redemption).await?;
     end_hold::<D>(tx.conn(), &mut hold, HoldStatus::Confirmed, at).await?;
+    let event = crate::core::outbox::OutboxEvent::for_redemption(&redemption);
+    super::outbox::append::<D>(tx.conn(), &event).await?;
     tx.commit().await?;
     Ok(Some(Confirmation::Confirmed(redemption, false)))
 }

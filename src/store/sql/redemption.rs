@@ -26,6 +26,7 @@ use super::dialect::{acquire, execute, retry, row, rows, Abort, Conn, Dialect};
 use super::query::{Arg, Json, Sql, SqlRow};
 use super::{action_txs_from_json, action_txs_json, limit_offset, marks};
 use crate::core::campaign::{QuotaCharge, QuotaUsage, QuotaWindow, Redemption, TxStatus};
+use crate::core::outbox::OutboxEvent;
 use crate::store::{Page, RedeemOutcome, RedemptionPlan, RedemptionQuery};
 use crate::{Error, Result};
 
@@ -242,6 +243,7 @@ async fn try_redeem<D: Dialect>(db: &D, r: &Redemption) -> Result<RedeemOutcome,
         return Ok(RedeemOutcome::QuotaExceeded { key, used, limit });
     }
     insert_charges::<D>(tx.conn(), r).await?;
+    super::outbox::append::<D>(tx.conn(), &OutboxEvent::for_redemption(r)).await?;
     tx.commit().await?;
     Ok(RedeemOutcome::Recorded(r.clone()))
 }
@@ -281,6 +283,7 @@ async fn try_cancel<D: Dialect>(
     .bind(at)
     .bind(Json(action_txs_json(&r.action_txs)?));
     execute::<D>(tx.conn(), &sql).await?;
+    super::outbox::append::<D>(tx.conn(), &OutboxEvent::for_redemption(&r)).await?;
     tx.commit().await?;
     Ok(Some(r))
 }

@@ -50,6 +50,7 @@ pub mod code_pools;
 pub mod consent;
 pub mod hold_codes;
 pub mod holds;
+pub mod outbox;
 pub mod promotions;
 pub mod quota_view;
 pub mod services;
