@@ -6,9 +6,10 @@ use std::collections::{BTreeMap, HashMap};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
+use super::history::History;
 use super::{lock, MemoryStore};
 use crate::core::consent::erasure::{self, ErasureCounts};
-use crate::core::consent::evidence::{self, EventKind, HistoryQuery, SubjectEvent, Versions};
+use crate::core::consent::evidence::{EventKind, HistoryQuery, SubjectEvent};
 use crate::core::consent::history::{self, ExpiredAcceptance, HistoryRow};
 use crate::core::consent::ledger::{self, LedgerHead, Unsealed};
 use crate::core::consent::{ContentQuery, ContentRecord, ContentType, ContentWrite, PurposeEvent};
@@ -35,14 +36,17 @@ struct Project {
     ledger: Vec<LedgerRow>,
     /// Its last entry.
     head: Option<LedgerHead>,
+    /// Ledger entries (indexes into `ledger`) by record id.
+    ledger_of: HashMap<String, Vec<usize>>,
+    /// The subjects' histories as rows.
+    history: History,
 }
 
-/// One ledger entry as kept: its text, the salt of its commitment (`None`
-/// once erased) and the record it is about.
+/// One ledger entry as kept: its text and the salt of its commitment
+/// (`None` once erased); `Project::ledger_of` finds a record's entries.
 #[derive(Debug)]
 struct LedgerRow {
     position: i64,
-    record_id: String,
     text: String,
     salt: Option<String>,
 }
@@ -66,12 +70,69 @@ impl Project {
             position: sealed.position,
             hash: sealed.hash,
         });
+        self.ledger_of
+            .entry(entry.record_id.clone())
+            .or_default()
+            .push(self.ledger.len());
         self.ledger.push(LedgerRow {
             position: sealed.position,
-            record_id: entry.record_id.clone(),
             text: sealed.text,
             salt: Some(entry.salt.clone()),
         });
+    }
+
+    /// The ledger entries of a record.
+    fn ledger_rows_of(&self, record_id: &str) -> impl Iterator<Item = &LedgerRow> {
+        self.ledger_of
+            .get(record_id)
+            .into_iter()
+            .flatten()
+            .filter_map(|&i| self.ledger.get(i))
+    }
+
+    /// Forgets the salts of a record's ledger entries; how many it forgot.
+    fn forget_salts(&mut self, record_id: &str) -> u64 {
+        let mut n = 0;
+        for &i in self.ledger_of.get(record_id).into_iter().flatten() {
+            if let Some(row) = self.ledger.get_mut(i) {
+                if row.salt.take().is_some() {
+                    n += 1;
+                }
+            }
+        }
+        n
+    }
+
+    /// Recomputes the history rows of acceptance `id`.
+    fn refresh_acceptance(&mut self, id: &str) {
+        let none = Vec::new();
+        let versions_of = |t: ContentType, id: Option<String>| {
+            id.and_then(|id| self.content.get(&(t, id)))
+                .unwrap_or(&none)
+        };
+        let versions = versions_of(ContentType::ConsentAcceptance, Some(id.to_owned()));
+        let (consent, notice) = history::pinned_ids(versions);
+        self.history.refresh_acceptance(
+            id,
+            versions,
+            versions_of(ContentType::Consent, consent),
+            versions_of(ContentType::PrivacyNotice, notice),
+        );
+    }
+
+    /// Keeps the history after a content version was appended: an
+    /// acceptance's rows are recomputed, and so are those of every
+    /// acceptance pinning a consent or notice with a new version.
+    fn after_content(&mut self, record: &ContentRecord) {
+        match record.content_type {
+            ContentType::ConsentAcceptance => self.refresh_acceptance(&record.id),
+            t @ (ContentType::Consent | ContentType::PrivacyNotice) => {
+                for id in self.history.pinned_by(t, &record.id) {
+                    self.refresh_acceptance(&id);
+                }
+            }
+            ContentType::Purpose => {}
+        }
     }
 }
 
@@ -121,6 +182,7 @@ impl ContentStore for MemoryStore {
         if record.content_type == ContentType::ConsentAcceptance {
             p.append_ledger(&ledger::for_acceptance(&record, ledger::new_salt()));
         }
+        p.after_content(&record);
         if let Some(event) = OutboxEvent::for_acceptance(&record) {
             lock(&self.outbox).append(event);
         }
@@ -168,6 +230,7 @@ impl ContentStore for MemoryStore {
             if record.content_type == ContentType::ConsentAcceptance {
                 p.append_ledger(&ledger::for_acceptance(&record, ledger::new_salt()));
             }
+            p.after_content(&record);
         }
         if let Some(event) = OutboxEvent::for_acceptance(&record) {
             lock(&self.outbox).append(event);
@@ -293,6 +356,7 @@ impl ConsentLedger for MemoryStore {
         };
         let p = s.projects.entry(event.project_id.clone()).or_default();
         p.events.push(stored.clone());
+        p.history.add_purpose(&stored);
         p.append_ledger(&ledger::for_purpose_event(&stored, ledger::new_salt()));
         lock(&self.outbox).append(OutboxEvent::for_purpose_event(&stored));
         Ok(stored)
@@ -323,9 +387,7 @@ impl LedgerStore for MemoryStore {
         let s = lock(&self.consent);
         Ok(s.project(project)
             .map(|p| {
-                p.ledger
-                    .iter()
-                    .filter(|r| r.record_id == record_id)
+                p.ledger_rows_of(record_id)
                     .map(|r| StoredEntry {
                         position: r.position,
                         text: r.text.clone(),
@@ -344,9 +406,9 @@ impl LedgerStore for MemoryStore {
         let s = lock(&self.consent);
         Ok(s.project(project)
             .map(|p| {
-                p.ledger
+                let start = p.ledger.partition_point(|r| r.position <= after);
+                p.ledger[start..]
                     .iter()
-                    .filter(|r| r.position > after)
                     .take(limit as usize)
                     .map(|r| StoredEntry {
                         position: r.position,
@@ -373,7 +435,7 @@ impl LedgerStore for MemoryStore {
         let Some(p) = s.projects.get_mut(project) else {
             return Ok(counts);
         };
-        let mut ids = std::collections::HashSet::new();
+        let mut ids = std::collections::BTreeSet::new();
         for ((t, id), versions) in &mut p.content {
             if *t != ContentType::ConsentAcceptance {
                 continue;
@@ -387,15 +449,17 @@ impl LedgerStore for MemoryStore {
                 ids.insert(id.clone());
             }
         }
+        for id in &ids {
+            p.refresh_acceptance(id);
+        }
         for e in p.events.iter_mut().filter(|e| e.data_subject == subject) {
             pseudonym.clone_into(&mut e.data_subject);
             counts.purpose_events += 1;
             ids.insert(e.id.clone());
         }
-        for row in &mut p.ledger {
-            if ids.contains(&row.record_id) && row.salt.take().is_some() {
-                counts.ledger_salts += 1;
-            }
+        p.history.rename_purposes(subject, pseudonym);
+        for id in &ids {
+            counts.ledger_salts += p.forget_salts(id);
         }
         let mut outbox = lock(&self.outbox);
         outbox.erase(project, subject, pseudonym);
@@ -418,32 +482,11 @@ impl HistoryStore for MemoryStore {
         query: &HistoryQuery,
         now: DateTime<Utc>,
     ) -> Result<Page<SubjectEvent>> {
-        let acceptances = self.acceptance_versions(project, subject).await?;
-        let purposes = self
-            .purpose_events(project, subject, query.app.as_deref())
-            .await?;
         let s = lock(&self.consent);
-        let mut consents = Versions::new();
-        let mut notices = Versions::new();
-        if let Some(p) = s.project(project) {
-            for r in &acceptances {
-                for (key, t, into) in [
-                    ("consentId", ContentType::Consent, &mut consents),
-                    ("privacyNoticeId", ContentType::PrivacyNotice, &mut notices),
-                ] {
-                    let Some(id) = r.data.get(key).and_then(Value::as_str) else {
-                        continue;
-                    };
-                    if let Some(versions) = p.content.get(&(t, id.to_owned())) {
-                        into.entry(id.to_owned())
-                            .or_insert_with(|| versions.clone());
-                    }
-                }
-            }
-        }
-        drop(s);
-        let events = evidence::subject_events(&acceptances, &purposes, &consents, &notices, now);
-        Ok(query.page_of(events))
+        Ok(match s.project(project) {
+            Some(p) => p.history.page(subject, query, now),
+            None => query.page_of(Vec::new()),
+        })
     }
 
     async fn expired_acceptances(
@@ -540,11 +583,8 @@ impl HistoryStore for MemoryStore {
                 counts.acceptance_versions += 1;
             }
         }
-        for row in p.ledger.iter_mut().filter(|r| r.record_id == id) {
-            if row.salt.take().is_some() {
-                counts.ledger_salts += 1;
-            }
-        }
+        counts.ledger_salts += p.forget_salts(id);
+        p.refresh_acceptance(id);
         Ok(counts)
     }
 }

@@ -6,6 +6,7 @@ mod campaign;
 mod codes;
 mod consent;
 mod file;
+mod history;
 mod hold;
 mod outbox;
 
