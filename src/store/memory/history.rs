@@ -156,8 +156,12 @@ impl History {
         let mut items = Vec::new();
         let backwards = matches!((query.from, query.to), (Some(f), Some(t)) if f > t);
         if let Some(rows) = self.by_subject.get(subject).filter(|_| !backwards) {
-            let from = query.from.map_or(Bound::Unbounded, |f| Bound::Included(lowest(f)));
-            let to = query.to.map_or(Bound::Unbounded, |t| Bound::Excluded(lowest(t)));
+            let from = query
+                .from
+                .map_or(Bound::Unbounded, |f| Bound::Included(lowest(f)));
+            let to = query
+                .to
+                .map_or(Bound::Unbounded, |t| Bound::Excluded(lowest(t)));
             for row in rows
                 .range((from, to))
                 .map(|(_, r)| r)
