@@ -131,8 +131,9 @@ async fn a_redeem_makes_two_store_calls_on_sqlite() {
         .await
         .unwrap();
     // The campaign; BEGIN, the redemption, the key's expired hold marks
-    // swept, its usage read and written, the charges, COMMIT.
-    check(Arc::new(store), "SQLite", 8).await;
+    // swept, its usage read and written, the charges, the outbox event and
+    // its deliveries, COMMIT.
+    check(Arc::new(store), "SQLite", 10).await;
 }
 
 #[cfg(feature = "postgres")]
@@ -158,6 +159,6 @@ async fn a_redeem_makes_two_store_calls_on_postgres() {
         .await
         .unwrap();
     // The campaign; BEGIN, the redemption, the guarded charge, the
-    // charges, COMMIT.
-    check(Arc::new(store), "PostgreSQL", 7).await;
+    // charges, the outbox event and its deliveries, COMMIT.
+    check(Arc::new(store), "PostgreSQL", 9).await;
 }
