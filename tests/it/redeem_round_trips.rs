@@ -131,8 +131,9 @@ async fn a_redeem_makes_two_store_calls_on_sqlite() {
         .await
         .unwrap();
     // The campaign (and whether it has a code pool); BEGIN, the
-    // redemption, its usage read and written, the charges, COMMIT.
-    check(Arc::new(store), "SQLite", 7).await;
+    // redemption, its usage read and written, the charges, the outbox event
+    // and its deliveries, COMMIT.
+    check(Arc::new(store), "SQLite", 9).await;
 }
 
 #[cfg(feature = "postgres")]
@@ -158,6 +159,7 @@ async fn a_redeem_makes_two_store_calls_on_postgres() {
         .await
         .unwrap();
     // The campaign (and whether it has a code pool); BEGIN, the
-    // redemption, the guarded charge, the charges, COMMIT.
-    check(Arc::new(store), "PostgreSQL", 6).await;
+    // redemption, the guarded charge, the charges, the outbox event and its
+    // deliveries, COMMIT.
+    check(Arc::new(store), "PostgreSQL", 8).await;
 }
