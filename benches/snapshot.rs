@@ -134,13 +134,16 @@ fn report(w: &Workload, rounds: usize) {
     drop(compiled);
 }
 
+/// A workload of the bench: name, how to build it, whether criterion
+/// iterates its build too, and the timing rounds of its searches.
+type Entry = (&'static str, Box<dyn Fn() -> Workload>, bool, usize);
+
 fn main() {
     let mut c = Criterion::default().configure_from_args();
     let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
     let wants = |name: &str| filter.as_deref().is_none_or(|f| name.contains(f));
     let seed = 42;
-    // (name, build, criterion iterations too, timing rounds)
-    let mut workloads: Vec<(&str, Box<dyn Fn() -> Workload>, bool, usize)> = vec![
+    let mut workloads: Vec<Entry> = vec![
         (
             "storefront",
             Box::new(move || workload::storefront(seed)),
