@@ -337,12 +337,27 @@ pub async fn check_quotas(
     target: &Target,
     seeded: &Seeded,
 ) -> Result<QuotaCheck, BoxError> {
-    let url = target.campaign(&format!("/campaigns/{}/quotas", seeded.campaign_id));
-    let res = target.req(client, Method::GET, &url).send().await?;
-    if !res.status().is_success() {
-        return Err(format!("GET {url}: {}", res.status()).into());
+    // Every page of the quota view: each names the next in its `Link`.
+    let base = target.campaign(&format!("/campaigns/{}/quotas", seeded.campaign_id));
+    let mut url = format!("{base}?size=1000");
+    let mut usage: Vec<Value> = Vec::new();
+    loop {
+        let res = target.req(client, Method::GET, &url).send().await?;
+        if !res.status().is_success() {
+            return Err(format!("GET {url}: {}", res.status()).into());
+        }
+        let next = res
+            .headers()
+            .get("link")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|link| link.strip_prefix('<')?.split_once('>'))
+            .map(|(query, _)| format!("{base}{query}"));
+        usage.extend(res.json::<Vec<Value>>().await?);
+        match next {
+            Some(next) => url = next,
+            None => break,
+        }
     }
-    let usage: Vec<Value> = res.json().await?;
     let mut charged: BTreeMap<String, Decimal> = BTreeMap::new();
     let mut complete = 0;
     let mut page = 0;

@@ -17,6 +17,10 @@
 //! `Idempotent-Replayed: true`) exactly when
 //! the store had recorded it.
 //!
+//! Each runs with 8 clients (few users: per-user quotas are reached) and
+//! with 64 (a new user nearly every time: redeems are committed in
+//! groups, and the kill lands among groups in flight).
+//!
 //! Also: two servers started with `--demo` at the same moment on one
 //! database load the sample data once.
 #![cfg(feature = "cli")]
