@@ -219,8 +219,10 @@ mod scale {
 
     /// Concurrent callers.
     const CALLERS: u64 = 64;
-    /// Redeems whose latency is sampled, empty and full.
-    const SAMPLE: u64 = 20_000;
+    /// Redeems whose latency is sampled, empty and full, for `total`.
+    fn sample(total: u64) -> u64 {
+        (total / 10).clamp(1000, 20_000)
+    }
 
     /// Runs redeems `from..to` with [`CALLERS`] callers; each one's latency.
     async fn redeems<S: RedemptionStore + 'static>(
@@ -287,12 +289,13 @@ mod scale {
         S: CampaignStore + RedemptionStore + 'static,
     {
         let store = Arc::new(store);
+        let sample = sample(total);
         let c = Arc::new(campaign(&format!("bench-{}", Uuid::new_v4())));
         store.insert_campaign(&c).await.unwrap();
         let began = Instant::now();
-        let empty = redeems(&store, &c, 0, SAMPLE).await;
-        let empty_rate = SAMPLE as f64 / began.elapsed().as_secs_f64();
-        let mut done = SAMPLE;
+        let empty = redeems(&store, &c, 0, sample).await;
+        let empty_rate = sample as f64 / began.elapsed().as_secs_f64();
+        let mut done = sample;
         let began = Instant::now();
         while done < total {
             let to = (done + 100_000).min(total);
@@ -300,13 +303,13 @@ mod scale {
             done = to;
             eprintln!(
                 "{name}: {done} redemptions, {:.0}/s",
-                (done - SAMPLE) as f64 / began.elapsed().as_secs_f64()
+                (done - sample) as f64 / began.elapsed().as_secs_f64()
             );
         }
-        let fill_rate = (total - SAMPLE) as f64 / began.elapsed().as_secs_f64();
+        let fill_rate = (total - sample) as f64 / began.elapsed().as_secs_f64();
         let began = Instant::now();
-        let full = redeems(&store, &c, total, total + SAMPLE).await;
-        let full_rate = SAMPLE as f64 / began.elapsed().as_secs_f64();
+        let full = redeems(&store, &c, total, total + sample).await;
+        let full_rate = sample as f64 / began.elapsed().as_secs_f64();
         let project = c.project_id.clone();
         let keys = vec!["BENCH".to_owned(), format!("BENCH-user-{}", total / 2)];
         let usage = timed(200, || async {
@@ -323,18 +326,18 @@ mod scale {
         .await;
         let whole = timed(3, || async {
             let all = store.campaign_quota_usage(&project, c.id).await.unwrap();
-            assert_eq!(all.len() as u64, total + SAMPLE + 1);
+            assert_eq!(all.len() as u64, total + sample + 1);
         })
         .await;
         println!(
-            "{name}: {SAMPLE} redeems, {CALLERS} callers, empty: {empty_rate:.0}/s, p50 {:.2} ms, \
+            "{name}: {sample} redeems, {CALLERS} callers, empty: {empty_rate:.0}/s, p50 {:.2} ms, \
              p99 {:.2} ms",
             ms(pct(&empty, 50)),
             ms(pct(&empty, 99))
         );
         println!("{name}: filled to {total} at {fill_rate:.0}/s");
         println!(
-            "{name}: {SAMPLE} redeems at {total}: {full_rate:.0}/s, p50 {:.2} ms, p99 {:.2} ms",
+            "{name}: {sample} redeems at {total}: {full_rate:.0}/s, p50 {:.2} ms, p99 {:.2} ms",
             ms(pct(&full, 50)),
             ms(pct(&full, 99))
         );

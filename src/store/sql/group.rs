@@ -35,9 +35,9 @@ use crate::core::campaign::Redemption;
 use crate::store::{RedeemOutcome, RedemptionPlan};
 use crate::{Error, Result};
 
-/// Most redeems in one group. The figures in `docs/benchmarks.md` show
-/// throughput flat from 32 up with 64 clients; more only lengthens the
-/// transaction.
+/// Most redeems in one group: as many as the clients of the load runs in
+/// `docs/benchmarks.md` (64), so that one group can hold every redeem in
+/// flight there; a larger group only lengthens the transaction.
 pub(crate) const MAX_GROUP: usize = 64;
 
 /// The savepoint of a group's member, and the statements between two
