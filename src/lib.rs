@@ -160,9 +160,9 @@ pub mod campaign {
     //! decisions they implement.
     pub use crate::core::campaign::*;
     pub use crate::service::campaign::{
-        CampaignService, CodeInfo, Imported, Preview, PreviewHit, PreviewQuota, QuotaUsagePage,
-        QuotaUsageQuery, RedeemResult, SearchOptions, DEFAULT_QUOTA_PAGE_SIZE, DEFAULT_REFRESH,
-        MAX_HTTP_GENERATE,
+        CampaignService, CodeExport, CodeInfo, Imported, Preview, PreviewHit, PreviewQuota,
+        QuotaUsagePage, QuotaUsageQuery, RedeemResult, SearchOptions, DEFAULT_QUOTA_PAGE_SIZE,
+        DEFAULT_REFRESH, MAX_HTTP_GENERATE,
     };
     pub use crate::service::campaign::{
         HoldRequest, DEFAULT_HOLD_TTL_SECONDS, MAX_LIVE_HOLDS_LISTED,
@@ -173,6 +173,15 @@ pub mod consent {
     #![doc = include_str!("core/consent/decisions.md")]
     pub use crate::core::consent::*;
     pub use crate::service::consent::{self as service, ConsentService, SubjectExport};
+}
+
+/// Events out: the transactional outbox, webhook endpoints and their
+/// deliveries (`docs/events.md`).
+pub mod outbox {
+    pub use crate::core::outbox::*;
+    pub use crate::service::outbox::{
+        EndpointInput, OutboxService, SendOutcome, Sender, WorkerSettings,
+    };
 }
 
 pub use crate::core::clock::{Clock, ManualClock, SystemClock};

@@ -19,6 +19,7 @@ pub mod error;
 pub mod formula;
 pub mod hash;
 pub mod limits;
+pub mod outbox;
 pub mod page;
 pub mod template;
 pub mod wire;

@@ -192,6 +192,17 @@ pub enum RedeemOutcome {
     CodeRefused(CodeRefusal),
 }
 
+/// A campaign a redeem names, as [`CampaignStore::campaigns_by_code`]
+/// reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NamedCampaign {
+    /// The campaign.
+    pub campaign: Campaign,
+    /// Whether it owns a code pool (at least one code, active or not): a
+    /// redeem or hold of it must then name one of its codes.
+    pub code_pool: bool,
+}
+
 /// Why a redemption's code was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CodeRefusal {
@@ -208,7 +219,8 @@ pub enum CodeRefusal {
         /// Its usage limit.
         limit: i64,
     },
-    /// The plan carries no code, and the campaign has a code pool.
+    /// The request names no code, and the campaign has a code pool
+    /// (decided by the service from [`NamedCampaign::code_pool`]).
     Required,
 }
 
@@ -260,22 +272,15 @@ pub trait CampaignStore: Send + Sync {
         ref_code: &str,
     ) -> impl Future<Output = Result<Option<Campaign>>> + Send;
 
-    /// The campaigns of these reference codes that exist, in any order:
-    /// what a redeem reads (its campaign and those of `withCampaigns`), in
-    /// one round trip where the store has a database.
+    /// The campaigns of these reference codes that exist, in any order,
+    /// each with whether it owns a code pool: what a redeem reads (its
+    /// campaign and those of `withCampaigns`), in one round trip where the
+    /// store has a database.
     fn campaigns_by_code(
         &self,
         project: &str,
         ref_codes: &[&str],
-    ) -> impl Future<Output = Result<Vec<Campaign>>> + Send {
-        async move {
-            let mut found = Vec::with_capacity(ref_codes.len());
-            for code in ref_codes {
-                found.extend(self.campaign_by_code(project, code).await?);
-            }
-            Ok(found)
-        }
-    }
+    ) -> impl Future<Output = Result<Vec<NamedCampaign>>> + Send;
 
     /// A page of campaigns.
     fn list_campaigns(
@@ -320,16 +325,17 @@ pub trait CampaignStore: Send + Sync {
 pub trait RedemptionStore: Send + Sync {
     /// Atomically: if the plan's idempotency key was already recorded in the
     /// project, returns [`RedeemOutcome::Replayed`] with the stored record;
-    /// else takes one use of the plan's code (which must be an active code
-    /// of the campaign with a use left; without a code, the campaign must
-    /// have no code pool), applies every charge only if each key's usage
-    /// stays within its limit, and records the redemption — or writes
-    /// nothing.
+    /// else takes one use of the plan's code, if it names one (an active
+    /// code of the campaign with a use left, counting the uses live holds
+    /// reserve; a plan without a code takes none: the service refused it
+    /// already when the campaign has a pool), applies every charge only if
+    /// each key's usage stays within its limit, and records the redemption
+    /// — or writes nothing.
     fn redeem(&self, plan: &RedemptionPlan) -> impl Future<Output = Result<RedeemOutcome>> + Send;
 
     /// Atomically marks a redemption and its transactions `CANCELLED` and
-    /// gives its charges (and the use of its code) back. Cancelling a cancelled redemption changes
-    /// nothing. `None` when there is no such redemption.
+    /// gives its charges (and the use of its code) back. Cancelling a
+    /// cancelled redemption changes nothing. `None` when there is no such redemption.
     fn cancel_redemption(
         &self,
         project: &str,

@@ -6,6 +6,7 @@ use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use uuid::Uuid;
 
+use super::CodeRefusal;
 use crate::core::campaign::{Hold, QuotaWindow, Redemption};
 use crate::Result;
 
@@ -43,6 +44,8 @@ pub enum HoldOutcome {
         /// Its limit.
         limit: Decimal,
     },
+    /// The hold's code (or its absence) refused it: nothing was written.
+    CodeRefused(CodeRefusal),
 }
 
 /// What confirming a hold did.
@@ -64,14 +67,22 @@ pub enum Confirmation {
 /// exactly while `now < expiresAt` in every check and read, whether or not
 /// anything has cleaned up expired holds.
 pub trait HoldStore: Send + Sync {
-    /// Atomically applies every charge of `hold` (status `HELD`) only if
-    /// each counter stays within its limit at `hold.created_date`, counting
-    /// the redemptions and the holds live then, and records the hold — or
-    /// writes nothing.
+    /// Atomically reserves one use of the hold's code, if it names one (as
+    /// [`RedemptionStore::redeem`] takes one: an active code of the
+    /// campaign with a use left at `hold.created_date`), applies every
+    /// charge of `hold` (status `HELD`) only if each counter stays within
+    /// its limit at `hold.created_date`, counting the redemptions and the
+    /// holds live then, and records the hold — or writes nothing. The
+    /// code's use counts toward its limit while the hold lives: a release
+    /// gives it back, an expired hold's is given back by the next use of
+    /// the code that needs it (or the sweep), a confirmation keeps it for
+    /// the redemption.
+    ///
+    /// [`RedemptionStore::redeem`]: super::RedemptionStore::redeem
     fn place_hold(&self, hold: &Hold) -> impl Future<Output = Result<HoldOutcome>> + Send;
 
     /// Atomically turns a live hold into its redemption (dated `at`),
-    /// keeping its charges without charging again. A hold confirmed before
+    /// keeping its charges and its code's use without taking them again. A hold confirmed before
     /// gives back its redemption; an expired or released one changes
     /// nothing. `None` when there is no such hold.
     fn confirm_hold(
@@ -81,7 +92,8 @@ pub trait HoldStore: Send + Sync {
         at: DateTime<Utc>,
     ) -> impl Future<Output = Result<Option<Confirmation>>> + Send;
 
-    /// Atomically releases a hold: its charges are given back and it
+    /// Atomically releases a hold: its charges (and its code's use) are
+    /// given back and it
     /// becomes `RELEASED`. A confirmed or released hold is returned
     /// unchanged. `None` when there is no such hold.
     fn release_hold(
@@ -106,9 +118,11 @@ pub trait HoldStore: Send + Sync {
     ) -> impl Future<Output = Result<Vec<Hold>>> + Send;
 
     /// Cleans up what expired by `at`: gives back the charges of expired
-    /// holds still counted in calendar usage and deletes the rolling
-    /// charges no window counts any more. Reads and checks are exact
-    /// without it; it only keeps the tables small. Returns the rows
+    /// holds still counted in calendar usage and the code uses they
+    /// reserved, and deletes the rolling charges no window counts any
+    /// more. Quota reads and every check are exact without it (a code's
+    /// listed `used` counts an expired hold's use until the code is next
+    /// used or swept); it only keeps the tables small. Returns the rows
     /// removed.
     fn sweep_quota_marks(
         &self,

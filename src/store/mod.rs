@@ -32,6 +32,7 @@ mod codes;
 mod consent;
 mod file;
 mod hold;
+pub(crate) mod outbox;
 mod ping;
 
 pub use hold::{Confirmation, Counter, CounterUsage, HoldOutcome, HoldStore};
@@ -43,14 +44,15 @@ pub use consent::{
     ConsentLedger, ConsentStore, ContentStore, HistoryStore, LedgerStore, StoredEntry,
 };
 pub use file::FileStore;
+pub use outbox::OutboxStore;
 
 pub use crate::core::page::{
     check_page_size, Page, SortDirection, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE,
 };
 pub use campaign::prefix_end;
 pub use campaign::{
-    CampaignQuery, CampaignSort, CampaignStore, CodeRefusal, Period, RedeemOutcome, RedemptionPlan,
-    RedemptionQuery, RedemptionStore,
+    CampaignQuery, CampaignSort, CampaignStore, CodeRefusal, NamedCampaign, Period, RedeemOutcome,
+    RedemptionPlan, RedemptionQuery, RedemptionStore,
 };
 
 #[cfg(feature = "memory")]
@@ -69,11 +71,18 @@ pub use sql::dialect::sent::counts as sql_sent;
 
 /// Every storage role: what one backend provides to both services.
 pub trait Store:
-    CampaignStore + RedemptionStore + HoldStore + CodeStore + ConsentStore + 'static
+    CampaignStore + RedemptionStore + HoldStore + CodeStore + ConsentStore + OutboxStore + 'static
 {
 }
 
-impl<T: CampaignStore + RedemptionStore + HoldStore + CodeStore + ConsentStore + 'static> Store
-    for T
+impl<
+        T: CampaignStore
+            + RedemptionStore
+            + HoldStore
+            + CodeStore
+            + ConsentStore
+            + OutboxStore
+            + 'static,
+    > Store for T
 {
 }

@@ -35,6 +35,7 @@ pub(crate) mod hold;
 pub(crate) mod ledger;
 pub(crate) mod marks;
 pub(crate) mod migrate;
+pub(crate) mod outbox;
 pub(crate) mod query;
 pub(crate) mod queue;
 pub(crate) mod records;

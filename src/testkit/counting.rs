@@ -72,6 +72,13 @@ impl CampaignStore for Counting {
     async fn campaign_by_code(&self, project: &str, ref_code: &str) -> Result<Option<Campaign>> {
         self.inner.campaign_by_code(project, ref_code).await
     }
+    async fn campaigns_by_code(
+        &self,
+        project: &str,
+        ref_codes: &[&str],
+    ) -> Result<Vec<crate::store::NamedCampaign>> {
+        self.inner.campaigns_by_code(project, ref_codes).await
+    }
     async fn list_campaigns(&self, project: &str, query: &CampaignQuery) -> Result<Page<Campaign>> {
         self.inner.list_campaigns(project, query).await
     }

@@ -21,6 +21,8 @@ use serde_json::json;
 
 use crate::support::*;
 
+mod codes;
+
 /// The browser and its driver, when both are installed.
 fn binaries() -> Option<(PathBuf, PathBuf)> {
     let find = |env: &str, names: &[&str]| {
@@ -280,6 +282,7 @@ async fn scenario(driver: &Driver) {
     toggle_and_try(&c, &base).await;
     revisions_and_restore(&c, &base, &app).await;
     quotas_and_redemptions(&c, &base).await;
+    codes::generate_list_and_deactivate(&c, &base, &app).await;
     consent_and_csrf(&c, &base).await;
     c.close().await.unwrap();
 }

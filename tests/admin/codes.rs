@@ -92,3 +92,38 @@ fn generate_list_and_deactivate_codes() {
         );
     });
 }
+
+#[test]
+fn the_search_finds_one_code_of_the_campaign() {
+    run(async {
+        let app = app();
+        let c = app.campaign(simple("Spring", "SPRING")).await;
+        let other = app.campaign(simple("Other", "OTHER")).await;
+        let campaigns = app.api.campaigns();
+        campaigns
+            .import_codes(P, c.id, "SPR-AB12\nSPR-CD34\n", None, None)
+            .await
+            .unwrap();
+        campaigns
+            .import_codes(P, other.id, "OTH-1111\n", None, None)
+            .await
+            .unwrap();
+        let mut client = Client::new(&app);
+        client.sign_in(&token(scope::ALL)).await;
+        let page_path = format!("/admin/p/shop/campaigns/{}/codes", c.id);
+        // Any case, spaces for dashes: the one code.
+        let page = client.get(&format!("{page_path}?code=spr+ab12")).await;
+        assert_eq!(page.status.as_u16(), 200);
+        assert!(page.body.contains(">SPR-AB12</td>"), "{}", page.body);
+        assert!(!page.body.contains(">SPR-CD34</td>"));
+        // Another campaign's code, an unknown one and one that cannot be a
+        // code: nothing, the text shown escaped.
+        for q in ["OTH-1111", "NOPE", "%3Cb%3E"] {
+            let page = client.get(&format!("{page_path}?code={q}")).await;
+            assert_eq!(page.status.as_u16(), 200, "{q}");
+            assert!(page.body.contains("This campaign has no code "), "{q}");
+            assert!(!page.body.contains("<td class=\"mono\">"), "{q}");
+            assert!(!page.body.contains("<b>"), "{q}");
+        }
+    });
+}

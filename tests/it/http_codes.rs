@@ -267,3 +267,71 @@ async fn bad_pool_requests_are_problems() {
         .unwrap();
     problem(res, 422, "validation_failed").await;
 }
+
+/// A large pool is exported whole and in order, streamed in pieces (no
+/// `Content-Length`): every generated code once, each line well formed;
+/// an unknown campaign is a problem before any byte.
+#[tokio::test]
+async fn a_large_export_streams_every_code_once() {
+    const N: usize = 45_001;
+    let s = start().await;
+    let id = create(&s, "BIG").await;
+    let codes = |rest: &str| s.campaign_url(&format!("/campaigns/{id}/codes{rest}"));
+    let res = s
+        .req(Method::POST, &codes("/generate"))
+        .json(&json!({"count": N, "length": 10, "usageLimit": 3}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 201);
+    let res = s.req(Method::GET, &codes("/export")).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert!(res.headers().get("content-length").is_none());
+    assert_eq!(res.headers()["transfer-encoding"], "chunked");
+    let csv = res.text().await.unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some("code,usageLimit,used,active,createdDate")
+    );
+    let exported: Vec<&str> = lines
+        .map(|line| {
+            let fields: Vec<&str> = line.split(',').collect();
+            assert_eq!(fields.len(), 5, "{line}");
+            assert_eq!(&fields[1..4], ["3", "0", "true"], "{line}");
+            assert_eq!(fields[0].len(), 10, "{line}");
+            fields[0]
+        })
+        .collect();
+    assert_eq!(exported.len(), N);
+    // Normalized order, each code once: the pages join without a gap or
+    // an overlap.
+    assert!(exported.windows(2).all(|w| w[0] < w[1]));
+    // The same codes the list gives, page by page.
+    let res = s
+        .req(Method::GET, &format!("{}?page=4&size=1000", codes("")))
+        .send()
+        .await
+        .unwrap();
+    let (_, page) = parts(res).await;
+    let listed: Vec<&str> = page
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, exported[4000..5000]);
+    let other = uuid::Uuid::new_v4();
+    problem(
+        s.req(
+            Method::GET,
+            &s.campaign_url(&format!("/campaigns/{other}/codes/export")),
+        )
+        .send()
+        .await
+        .unwrap(),
+        404,
+        "campaign_not_found",
+    )
+    .await;
+}

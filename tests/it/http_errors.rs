@@ -408,6 +408,14 @@ impl CampaignStore for Flaky {
         self.check()?;
         self.inner.campaign_by_code(project, ref_code).await
     }
+    async fn campaigns_by_code(
+        &self,
+        project: &str,
+        ref_codes: &[&str],
+    ) -> Result<Vec<accord::store::NamedCampaign>> {
+        self.check()?;
+        self.inner.campaigns_by_code(project, ref_codes).await
+    }
     async fn list_campaigns(&self, project: &str, query: &CampaignQuery) -> Result<Page<Campaign>> {
         self.check()?;
         self.inner.list_campaigns(project, query).await
@@ -824,5 +832,97 @@ impl accord::store::FileStore for Flaky {
     async fn file_exists(&self, project: &str, sha256: &str) -> Result<bool> {
         self.check()?;
         self.inner.file_exists(project, sha256).await
+    }
+}
+
+impl accord::store::OutboxStore for Flaky {
+    async fn insert_endpoint(
+        &self,
+        endpoint: &accord::outbox::webhook::Endpoint,
+        max: usize,
+    ) -> Result<bool> {
+        self.check()?;
+        self.inner.insert_endpoint(endpoint, max).await
+    }
+    async fn update_endpoint(&self, endpoint: &accord::outbox::webhook::Endpoint) -> Result<bool> {
+        self.check()?;
+        self.inner.update_endpoint(endpoint).await
+    }
+    async fn delete_endpoint(&self, project: &str, id: uuid::Uuid) -> Result<bool> {
+        self.check()?;
+        self.inner.delete_endpoint(project, id).await
+    }
+    async fn endpoint(
+        &self,
+        project: &str,
+        id: uuid::Uuid,
+    ) -> Result<Option<accord::outbox::webhook::Endpoint>> {
+        self.check()?;
+        self.inner.endpoint(project, id).await
+    }
+    async fn endpoints(&self, project: &str) -> Result<Vec<accord::outbox::webhook::Endpoint>> {
+        self.check()?;
+        self.inner.endpoints(project).await
+    }
+    async fn outbox_events(
+        &self,
+        project: &str,
+        after: Option<uuid::Uuid>,
+        limit: u32,
+    ) -> Result<Vec<accord::outbox::OutboxEvent>> {
+        self.check()?;
+        self.inner.outbox_events(project, after, limit).await
+    }
+    async fn claim_deliveries(
+        &self,
+        now: chrono::DateTime<chrono::Utc>,
+        lease: std::time::Duration,
+        limit: u32,
+    ) -> Result<Vec<accord::outbox::webhook::Claimed>> {
+        self.check()?;
+        self.inner.claim_deliveries(now, lease, limit).await
+    }
+    async fn finish_delivery(
+        &self,
+        claimed: &accord::outbox::webhook::Delivery,
+        attempt: &accord::outbox::webhook::Attempt,
+        next: accord::outbox::webhook::Next,
+    ) -> Result<bool> {
+        self.check()?;
+        self.inner.finish_delivery(claimed, attempt, next).await
+    }
+    async fn deliveries(
+        &self,
+        project: &str,
+        endpoint: uuid::Uuid,
+        page: u32,
+        size: u32,
+    ) -> Result<accord::store::Page<accord::outbox::webhook::Delivery>> {
+        self.check()?;
+        self.inner.deliveries(project, endpoint, page, size).await
+    }
+    async fn delivery(
+        &self,
+        project: &str,
+        endpoint: uuid::Uuid,
+        event: uuid::Uuid,
+    ) -> Result<
+        Option<(
+            accord::outbox::webhook::Delivery,
+            Vec<accord::outbox::webhook::Attempt>,
+        )>,
+    > {
+        self.check()?;
+        self.inner.delivery(project, endpoint, event).await
+    }
+    async fn redeliver(
+        &self,
+        project: &str,
+        endpoint: uuid::Uuid,
+        event: uuid::Uuid,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<Option<accord::outbox::webhook::Delivery>> {
+        self.check()?;
+        self.inner.redeliver(project, endpoint, event, now).await
     }
 }

@@ -262,3 +262,67 @@ async fn a_bad_window_is_refused_at_save_and_a_good_one_read_back_canonical() {
     s.clock.advance(Duration::microseconds(1));
     assert_eq!(redeem_status(&s, "W", "u1").await, 201);
 }
+
+/// A hold of a campaign with a code pool: without a code 422
+/// `code_required`, as a redeem; with one, the hold shows the code and
+/// reserves its last use (409 `code_exhausted` for a redeem meanwhile);
+/// released, the use is free; confirmed, the redemption records the code.
+#[tokio::test]
+async fn a_hold_reserves_a_use_of_its_code() {
+    let s = start().await;
+    let id = create(&s, "CODES", json!([])).await;
+    let res = s
+        .req(
+            Method::POST,
+            &s.campaign_url(&format!("/campaigns/{id}/codes/import")),
+        )
+        .header("content-type", "text/csv")
+        .body("code\nONLY-ONCE\n")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 201);
+    problem(
+        post(&s, "/holds", json!({"campaignCode": "CODES"})).await,
+        422,
+        "code_required",
+    )
+    .await;
+    problem(
+        post(&s, "/holds", json!({"code": "NOT-A-CODE"})).await,
+        404,
+        "code_not_found",
+    )
+    .await;
+    let (status, h) =
+        parts(post(&s, "/holds", json!({"code": "only once", "ttl": 60})).await).await;
+    assert_eq!(status, 201, "{h}");
+    assert_eq!(
+        (&h["code"], &h["campaignCode"]),
+        (&json!("ONLYONCE"), &json!("CODES"))
+    );
+    let redeem = || post(&s, "/redeem/campaign-code", json!({"code": "ONLY-ONCE"}));
+    problem(redeem().await, 409, "code_exhausted").await;
+    problem(
+        post(&s, "/holds", json!({"code": "ONLY-ONCE"})).await,
+        409,
+        "code_exhausted",
+    )
+    .await;
+    let release = format!("/holds/{}/release", h["id"].as_str().unwrap());
+    assert_eq!(post(&s, &release, json!(null)).await.status(), 200);
+    let (status, h2) = parts(post(&s, "/holds", json!({"code": "ONLY-ONCE"})).await).await;
+    assert_eq!(status, 201, "{h2}");
+    let confirm = format!("/holds/{}/confirm", h2["id"].as_str().unwrap());
+    let (status, r) = parts(post(&s, &confirm, json!(null)).await).await;
+    assert_eq!(status, 201, "{r}");
+    assert_eq!(r["code"], "ONLYONCE");
+    let res = s
+        .req(Method::GET, &s.campaign_url("/codes/only-once"))
+        .send()
+        .await
+        .unwrap();
+    let (_, info) = parts(res).await;
+    assert_eq!((&info["used"], &info["usageLimit"]), (&json!(1), &json!(1)));
+    problem(redeem().await, 409, "code_exhausted").await;
+}

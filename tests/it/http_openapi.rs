@@ -235,6 +235,13 @@ async fn required_fields_say_what_the_server_refuses_and_always_writes() {
     has("SearchResponse", &["actions", "attribute"]);
     assert!(!required("SearchResponse").contains("explain"));
     has("Campaign", &["active", "groupName", "channel"]);
+    // A hold of a code-pool campaign shows its code; other holds omit it.
+    assert!(
+        schemas["Hold"]["properties"]["code"].is_object(),
+        "{}",
+        schemas["Hold"]
+    );
+    assert!(!required("Hold").contains("code"));
     assert_eq!(
         schemas["Campaign"]["properties"]["rules"]["items"]["$ref"],
         "#/components/schemas/Rule"
@@ -273,8 +280,8 @@ async fn parameters_have_the_server_bounds() {
         }
     }
     assert_eq!(
-        sizes, 8,
-        "the paged lists: campaigns, redemptions, content records, a subject's history, quota usage, codes, campaign revisions, acceptances past their lifespan"
+        sizes, 9,
+        "the paged lists: campaigns, redemptions, content records, a subject's history, quota usage, codes, campaign revisions, acceptances past their lifespan, webhook deliveries"
     );
     let redeem = &doc["paths"]["/campaign/api/projects/{projId}/redeem/campaign-code"]["post"];
     let key = redeem["parameters"]

@@ -130,9 +130,10 @@ async fn a_redeem_makes_two_store_calls_on_sqlite() {
     let store = SqliteStore::open(dir.path().join("accord.db").to_str().unwrap())
         .await
         .unwrap();
-    // The campaign; BEGIN, the redemption, the key's expired hold marks
-    // swept, its usage read and written, the charges, COMMIT.
-    check(Arc::new(store), "SQLite", 8).await;
+    // The campaign (and whether it has a code pool); BEGIN, the
+    // redemption, its usage read and written, the charges, the outbox event
+    // and its deliveries, COMMIT.
+    check(Arc::new(store), "SQLite", 9).await;
 }
 
 #[cfg(feature = "postgres")]
@@ -157,9 +158,10 @@ async fn a_redeem_makes_two_store_calls_on_postgres() {
     let store = accord::store::postgres::PostgresStore::from_pool(pool)
         .await
         .unwrap();
-    // The campaign; BEGIN, the redemption, the guarded charge, the
-    // charges, COMMIT.
-    check(Arc::new(store), "PostgreSQL", 7).await;
+    // The campaign (and whether it has a code pool); BEGIN, the
+    // redemption, the guarded charge, the charges, the outbox event and its
+    // deliveries, COMMIT.
+    check(Arc::new(store), "PostgreSQL", 8).await;
 }
 
 /// A plan of one redemption of `campaign` by `user`, charging 1 to the
@@ -284,13 +286,13 @@ async fn concurrent_redeems_share_one_transaction_on_sqlite() {
     eprintln!("SQLite, a group of eight: {calls} store calls, {statements} statements");
     assert_eq!(calls, 1, "one transaction");
     // BEGIN; per recorded member the savepoint (sent with the release of
-    // the one before), the redemption, the code-pool check, the usage read
-    // and written, the charges (6 × 6); the refused one: savepoint,
-    // redemption, code-pool check, usage read, the usage read again for the
-    // answer, rollback to its savepoint (6); the replay: savepoint, insert,
+    // the one before), the redemption, the usage read and written, the
+    // charges, the outbox event and its deliveries (6 × 7); the refused
+    // one: savepoint, redemption, usage read, the usage read again for the
+    // answer, rollback to its savepoint (5); the replay: savepoint, insert,
     // the stored record and its charges read, rollback to its savepoint
     // (5); COMMIT. A lone redeem sends what it did before groups (above).
-    assert_eq!(statements, 1 + 36 + 6 + 5 + 1);
+    assert_eq!(statements, 1 + 42 + 5 + 5 + 1);
 }
 
 #[cfg(feature = "postgres")]
@@ -321,5 +323,5 @@ async fn concurrent_redeems_share_one_transaction_on_postgres() {
     // As on SQLite, with one guarded upsert per charge instead of a read
     // and a write (the refused one: the upsert that did nothing, then the
     // usage read for the answer).
-    assert_eq!(statements, 1 + 30 + 6 + 5 + 1);
+    assert_eq!(statements, 1 + 36 + 5 + 5 + 1);
 }

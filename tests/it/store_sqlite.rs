@@ -29,6 +29,9 @@ suite::services::services_tests!(fixture);
 suite::promotions::promotions_tests!(fixture);
 suite::code_pools::code_pool_tests!(fixture);
 suite::holds::holds_tests!(fixture);
+suite::usage_reads::usage_read_tests!(fixture);
+suite::hold_codes::hold_codes_tests!(fixture);
+suite::outbox::outbox_tests!(fixture);
 
 mod consent {
     crate::suite::consent::consent_suite!(super::fixture);

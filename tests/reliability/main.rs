@@ -15,8 +15,10 @@ use support::{http_support, pg_support};
 mod load;
 mod reliability_support;
 
+mod codes_two_servers;
 mod crash_safety;
 mod db_faults;
 mod holds_two_servers;
 mod hostile_clients;
 mod load_smoke;
+mod webhooks_kill;

@@ -1,6 +1,7 @@
 //! The `accord` command (feature `cli`, on by default): `serve` (the
-//! default), `migrate`, `token`, `export` and `import`, and the offline
-//! verifiers `ledger verify` and `receipt verify`.
+//! default), `migrate`, `token`, `export`, `import`, `purge`, `codes`,
+//! `consent check` (the integrity check of stored consent records), and
+//! the offline verifiers `ledger verify` and `receipt verify`.
 //!
 //! Every flag is also read from an environment variable (`ACCORD_` and the
 //! flag's name in capitals, `--database-url` → `ACCORD_DATABASE_URL`) and
@@ -14,6 +15,7 @@
 
 mod codes;
 mod config;
+mod consent;
 mod demo;
 mod evidence;
 mod migrate;
@@ -25,6 +27,8 @@ mod telemetry;
 mod token;
 mod transfer;
 mod verify;
+#[cfg(feature = "webhooks")]
+pub mod webhooks;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -33,6 +37,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub use codes::{CodesCommand, PoolArgs};
+pub use consent::{ConsentCheckArgs, ConsentCommand};
 pub use evidence::EvidenceFlags;
 pub use migrate::{migrate, MigrateArgs};
 pub use purge::PurgeArgs;
@@ -88,6 +93,10 @@ pub enum Command {
     /// A campaign's code pool: `generate`, `import` or `export` codes.
     #[command(subcommand)]
     Codes(CodesCommand),
+    /// Stored consent records: `check` reports every version that breaks
+    /// a consent rule (exit status 1 when one does), and changes nothing.
+    #[command(subcommand)]
+    Consent(ConsentCommand),
     /// The consent ledger, offline: `verify` an exported file.
     #[command(subcommand)]
     Ledger(LedgerCommand),
@@ -167,6 +176,10 @@ fn run(cli: Cli) -> Result<ExitCode, BoxError> {
             init_logging(serve::LogFormat::Text);
             runtime.block_on(codes::run(&command))
         }
+        Some(Command::Consent(command)) => {
+            init_logging(serve::LogFormat::Text);
+            runtime.block_on(consent::run(&command))
+        }
         Some(Command::Serve(args)) => serve::main(&runtime, args),
         Some(Command::Ledger(_) | Command::Receipt(_)) => Ok(ExitCode::SUCCESS),
         None => serve::main(&runtime, cli.serve),
@@ -203,7 +216,8 @@ fn init_logging_with(format: serve::LogFormat, more: Vec<BoxLayer>) {
     let _ = tracing_subscriber::registry().with(layers).try_init();
 }
 
-/// A duration flag: seconds (`90`), or a number with `s`, `m`, `h` or `d`.
+/// A duration flag: seconds (`90`), or a number with `ms`, `s`, `m`, `h`
+/// or `d`.
 pub(crate) fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
     let text = text.trim();
     let (number, unit) = match text.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
@@ -214,6 +228,7 @@ pub(crate) fn parse_duration(text: &str) -> Result<std::time::Duration, String> 
         .parse()
         .map_err(|_| format!("{text:?} is not a duration (seconds, or 30s, 15m, 8h, 30d)"))?;
     let secs = match unit.trim() {
+        "ms" => return Ok(std::time::Duration::from_millis(n)),
         "s" => 1,
         "m" => 60,
         "h" => 3600,

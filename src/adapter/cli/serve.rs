@@ -96,6 +96,10 @@ pub struct ServeArgs {
     /// The keys of erasure's pseudonyms and of consent receipts.
     #[command(flatten)]
     pub evidence: EvidenceFlags,
+    /// The webhook delivery worker.
+    #[cfg(feature = "webhooks")]
+    #[command(flatten)]
+    pub webhooks: super::webhooks::WebhookFlags,
     /// Where OpenTelemetry traces go.
     #[cfg(feature = "otel")]
     #[command(flatten)]
@@ -204,6 +208,8 @@ impl Default for ServeArgs {
             pool: PoolFlags::default(),
             edges: EdgeFlags::default(),
             evidence: EvidenceFlags::default(),
+            #[cfg(feature = "webhooks")]
+            webhooks: super::webhooks::WebhookFlags::default(),
             #[cfg(feature = "otel")]
             otel: super::telemetry::OtelFlags::default(),
         }
@@ -518,6 +524,8 @@ async fn launch<S: HttpStore>(
     let campaigns =
         crate::service::campaign::CampaignService::new(Arc::clone(&store), Arc::clone(&clock))
             .with_time_zones(zones);
+    #[cfg(feature = "webhooks")]
+    let worker = super::webhooks::start(Arc::clone(&store), Arc::clone(&clock), &args.webhooks)?;
     let consent = crate::service::consent::ConsentService::new(store, clock);
     let api = with_evidence_keys(
         Api::from_services(Arc::new(campaigns), Arc::new(consent), auth.clone())
@@ -546,6 +554,9 @@ async fn launch<S: HttpStore>(
         app = app.layer(cors);
     }
     let done = tokio::spawn(async move {
+        // The worker runs as long as the server (dropped, it stops).
+        #[cfg(feature = "webhooks")]
+        let _worker = worker;
         serve(
             listener,
             app.merge(admin::router(console)),

@@ -61,6 +61,8 @@ pub mod scope {
     pub const CONSENT_AUDIT: &str = "consent.audit";
     /// Consent administration: erasing a data subject.
     pub const CONSENT_ADMIN: &str = "consent.admin";
+    /// Events out: webhook endpoints, their deliveries, redelivery.
+    pub const EVENTS_ADMIN: &str = "events.admin";
     /// Every scope, for development tokens.
     pub const ALL: &[&str] = &[
         CAMPAIGN_READ,
@@ -72,6 +74,7 @@ pub mod scope {
         CMS_WRITE,
         CONSENT_AUDIT,
         CONSENT_ADMIN,
+        EVENTS_ADMIN,
     ];
 }
 

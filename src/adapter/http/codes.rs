@@ -8,6 +8,8 @@
 //! generate` on the command line. Handlers decide nothing: the rules are
 //! in [`CampaignService`](crate::service::campaign::CampaignService).
 
+use std::sync::Arc;
+
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -226,7 +228,9 @@ pub(crate) async fn import_codes<S: HttpStore>(
 /// Exports a campaign's codes as CSV, in normalized order.
 ///
 /// Columns `code,usageLimit,used,active,createdDate`; the import reads the
-/// file back (its `used` and `active` columns are not imported).
+/// file back (its `used` and `active` columns are not imported). The body
+/// is streamed (chunked, no `Content-Length`), 10,000 codes per store
+/// read, so a pool of any size is exported in bounded memory.
 #[utoipa::path(
     get,
     path = "/campaign/api/projects/{projId}/campaigns/{id}/codes/export",
@@ -243,19 +247,33 @@ pub(crate) async fn export_codes<S: HttpStore>(
     path: PathParams,
 ) -> Result<Response, ApiError> {
     let id = campaign_id(&path)?;
-    let mut csv = String::new();
-    api.campaigns
-        .export_codes(path.project(), id, |chunk| {
-            csv.push_str(&chunk);
-            Ok(())
-        })
-        .await?;
+    // An unknown campaign is a problem before the first byte; then the
+    // body streams a batch of codes at a time, so a pool of any size is
+    // exported in bounded memory. A store failure midway cuts the body
+    // short (the client sees an incomplete response, never a partial file
+    // as complete).
+    let export = api.campaigns.code_export(path.project(), id).await?;
+    let campaigns = Arc::clone(&api.campaigns);
+    let pieces = futures_util::stream::unfold(Some(export), move |state| {
+        let campaigns = Arc::clone(&campaigns);
+        async move {
+            let mut export = state?;
+            match campaigns.next_codes_csv(&mut export).await {
+                Ok(Some(chunk)) => Some((Ok(chunk), Some(export))),
+                Ok(None) => None,
+                Err(e) => {
+                    tracing::warn!(error = %e, "code export cut short");
+                    Some((Err(std::io::Error::other(e.to_string())), None))
+                }
+            }
+        }
+    });
     Ok((
         [(
             header::CONTENT_TYPE,
             HeaderValue::from_static("text/csv; charset=utf-8"),
         )],
-        csv,
+        axum::body::Body::from_stream(pieces),
     )
         .into_response())
 }

@@ -61,6 +61,7 @@ pub mod receipt;
 mod retention;
 mod revisions;
 mod serve;
+pub mod webhooks;
 
 use std::sync::Arc;
 
@@ -91,6 +92,7 @@ pub const MAX_HEADERS: usize = 100;
 use crate::core::clock::Clock;
 use crate::service::campaign::CampaignService;
 use crate::service::consent::ConsentService;
+use crate::service::outbox::OutboxService;
 use crate::store::{Ping, Store};
 
 /// Everything the router needs from a store: every storage role, and a
@@ -104,6 +106,7 @@ impl<T: Store + Ping> HttpStore for T {}
 pub struct Api<S> {
     campaigns: Arc<CampaignService<S>>,
     consent: Arc<ConsentService<S>>,
+    outbox: Arc<OutboxService<S>>,
     store: Arc<S>,
     auth: Arc<Auth>,
     receipts: Option<
@@ -121,6 +124,7 @@ impl<S> Clone for Api<S> {
         Api {
             campaigns: Arc::clone(&self.campaigns),
             consent: Arc::clone(&self.consent),
+            outbox: Arc::clone(&self.outbox),
             store: Arc::clone(&self.store),
             auth: Arc::clone(&self.auth),
             receipts: self.receipts.clone(),
@@ -155,6 +159,10 @@ impl<S: HttpStore> Api<S> {
         auth: Auth,
     ) -> Self {
         Api {
+            outbox: Arc::new(OutboxService::new(
+                Arc::clone(campaigns.store()),
+                Arc::clone(campaigns.clock()),
+            )),
             store: Arc::clone(campaigns.store()),
             campaigns,
             consent,
@@ -260,7 +268,7 @@ macro_rules! routes {
 
 use scope::{
     CAMPAIGN_ADMIN, CAMPAIGN_READ, CAMPAIGN_WRITE, CMS_READ, CMS_WRITE, CONSENT_ADMIN,
-    CONSENT_AUDIT, CONSENT_READ, CONSENT_WRITE,
+    CONSENT_AUDIT, CONSENT_READ, CONSENT_WRITE, EVENTS_ADMIN,
 };
 
 const CONSENT_R: Access = Access::Bearer(&[CONSENT_READ]);
@@ -272,6 +280,7 @@ const CMS_W: Access = Access::Bearer(&[CMS_WRITE]);
 const CAMPAIGN_R: Access = Access::Bearer(&[CAMPAIGN_READ]);
 const CAMPAIGN_W: Access = Access::Bearer(&[CAMPAIGN_WRITE]);
 const CAMPAIGN_ADM: Access = Access::Bearer(&[CAMPAIGN_ADMIN]);
+const EVENTS_ADM: Access = Access::Bearer(&[EVENTS_ADMIN]);
 
 routes! {
     GET "/healthz" Access::Public => ops::healthz;
@@ -330,6 +339,15 @@ routes! {
     GET "/campaign/api/projects/{projId}/campaigns/{id}/revisions/diff" CAMPAIGN_ADM => revisions::diff_revisions::<S>;
     GET "/campaign/api/projects/{projId}/campaigns/{id}/revisions/{revision}" CAMPAIGN_ADM => revisions::get_revision::<S>;
     POST "/campaign/api/projects/{projId}/campaigns/{id}/revisions/{revision}/restore" CAMPAIGN_ADM => revisions::restore_revision::<S>;
+
+    GET "/events/api/projects/{projId}/webhooks" EVENTS_ADM => webhooks::list_webhooks::<S>;
+    POST "/events/api/projects/{projId}/webhooks" EVENTS_ADM => webhooks::create_webhook::<S>;
+    GET "/events/api/projects/{projId}/webhooks/{id}" EVENTS_ADM => webhooks::get_webhook::<S>;
+    PUT "/events/api/projects/{projId}/webhooks/{id}" EVENTS_ADM => webhooks::update_webhook::<S>;
+    DELETE "/events/api/projects/{projId}/webhooks/{id}" EVENTS_ADM => webhooks::delete_webhook::<S>;
+    GET "/events/api/projects/{projId}/webhooks/{id}/deliveries" EVENTS_ADM => webhooks::list_deliveries::<S>;
+    GET "/events/api/projects/{projId}/webhooks/{id}/deliveries/{eventId}" EVENTS_ADM => webhooks::get_delivery::<S>;
+    POST "/events/api/projects/{projId}/webhooks/{id}/deliveries/{eventId}/redeliver" EVENTS_ADM => webhooks::redeliver::<S>;
 }
 
 /// Puts the auth guard of `access` in front of one method of a route (not

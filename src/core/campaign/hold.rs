@@ -64,6 +64,11 @@ pub struct Hold {
     /// What the hold charged to which quota, counted while it is `HELD`
     /// and kept by the redemption it is confirmed into.
     pub quotas: Vec<QuotaCharge>,
+    /// The code of the campaign's code pool the hold reserves one use of
+    /// (normalized), kept by the redemption it is confirmed into; `None`
+    /// for a campaign without a pool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
     /// When placed.
     pub created_date: DateTime<Utc>,
     /// Until when it reserves its quota (exclusive).
@@ -105,7 +110,7 @@ impl Hold {
             request_fingerprint: None,
             action_txs: self.action_txs.clone(),
             quotas: self.quotas.clone(),
-            code: None,
+            code: self.code.clone(),
             created_date: at,
             cancelled_date: None,
         }

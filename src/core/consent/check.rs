@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::content::{ContentRecord, ContentType};
+use super::erasure::{is_pseudonym, ERASED_FIELDS};
 use super::integrity::{self, InForce};
 use super::model::{Consent, PrivacyNotice};
 use super::validate::{self, Form};
@@ -69,6 +70,33 @@ fn report(out: &mut Vec<Finding>, record: &ContentRecord, problems: Problems) {
                 message: f.message,
             }),
     );
+}
+
+/// `problems` of an acceptance version less those of the attributes
+/// erasure emptied, when `data` was erased (its subject a pseudonym): the
+/// law, not a client, emptied them, and what they said is gone
+/// ([`super::erasure`]). Any other problem stays.
+fn not_erased(data: &serde_json::Map<String, Value>, problems: Problems) -> Problems {
+    let erased = data
+        .get("dataSubject")
+        .and_then(Value::as_str)
+        .is_some_and(is_pseudonym);
+    if !erased {
+        return problems;
+    }
+    let emptied = |field: &str| {
+        ERASED_FIELDS.iter().any(|k| {
+            field.strip_prefix("data.") == Some(*k)
+                && data.get(*k).and_then(Value::as_str) == Some("")
+        })
+    };
+    let mut kept = Problems::new();
+    for f in problems.into_fields() {
+        if !emptied(&f.field) {
+            kept.push(f.field, f.code, f.message);
+        }
+    }
+    kept
 }
 
 /// The versions of a history recorded before `seq`.
@@ -193,7 +221,7 @@ fn check_acceptance(
             }
         }
     }
-    report(out, first, problems);
+    report(out, first, not_erased(&first.data, problems));
     for pair in history.windows(2) {
         let (prev, v) = (&pair[0], &pair[1]);
         // Compared in the normal form a write gets (timestamps, numbers);

@@ -168,6 +168,10 @@ catalogue! {
         "No file with this SHA-256 was uploaded to the project.";
     CodeNotFound = "code_not_found", NotFound, Problem, "Code not found",
         "No code of a campaign's code pool matches (case, spaces and dashes aside).";
+    WebhookNotFound = "webhook_not_found", NotFound, Problem, "Webhook not found",
+        "No webhook endpoint with this id in the project.";
+    DeliveryNotFound = "delivery_not_found", NotFound, Problem, "Delivery not found",
+        "The webhook endpoint has no delivery of an event with this id.";
 
     // 405, 408, 414, 415, 429, 431: the HTTP layer.
     MethodNotAllowed = "method_not_allowed", MethodNotAllowed, Problem, "Method not allowed",
@@ -194,6 +198,8 @@ catalogue! {
         "A quota hold is confirmed after it was released.";
     StackingConflict = "stacking_conflict", Conflict, Problem, "Stacking conflict",
         "Campaigns redeemed for the same order (`withCampaigns`) may not be applied together.";
+    TooManyWebhooks = "too_many_webhooks", Conflict, Problem, "Too many webhooks",
+        "The project has as many webhook endpoints as allowed; delete one first.";
     StaleVersion = "stale_version", Conflict, Problem, "Stale version",
         "The record changed since the version the request names (`version`, `If-Match`).";
     DuplicateRefCode = "duplicate_ref_code", Conflict, Both, "Duplicate refCode",

@@ -38,6 +38,27 @@ pub struct CodeInfo {
     pub campaign_code: Option<String>,
 }
 
+/// An export of a campaign's codes under way (see
+/// [`CampaignService::code_export`]).
+#[derive(Debug, Clone)]
+pub struct CodeExport {
+    project: String,
+    campaign_id: Uuid,
+    /// The normalized form of the last code given.
+    after: Option<String>,
+    started: bool,
+    done: bool,
+    codes: u64,
+}
+
+impl CodeExport {
+    /// The codes given so far.
+    #[must_use]
+    pub fn codes(&self) -> u64 {
+        self.codes
+    }
+}
+
 fn code_not_found(code: &str) -> Error {
     Error::new(
         ErrorCode::CodeNotFound,
@@ -201,25 +222,55 @@ impl<S: CampaignStore + RedemptionStore + CodeStore> CampaignService<S> {
         campaign_id: Uuid,
         mut out: impl FnMut(String) -> Result<()>,
     ) -> Result<u64> {
-        let campaign = self.pool_campaign(project, campaign_id).await?;
-        out(format!("{CSV_HEADER}\n"))?;
-        let mut after: Option<String> = None;
-        let mut n = 0u64;
-        loop {
-            let batch = self
-                .store
-                .codes_after(project, campaign.id, after.as_deref(), EXPORT_BATCH)
-                .await?;
-            let Some(last) = batch.last() else {
-                return Ok(n);
-            };
-            after = Some(last.normalized());
-            n += batch.len() as u64;
-            out(batch.iter().map(csv_line).collect())?;
-            if batch.len() < EXPORT_BATCH as usize {
-                return Ok(n);
-            }
+        let mut export = self.code_export(project, campaign_id).await?;
+        while let Some(chunk) = self.next_codes_csv(&mut export).await? {
+            out(chunk)?;
         }
+        Ok(export.codes)
+    }
+
+    /// Starts an export of a campaign's codes as CSV (`campaign_not_found`
+    /// now rather than later); [`next_codes_csv`](Self::next_codes_csv)
+    /// walks it, so that a caller holds one batch of lines at a time.
+    pub async fn code_export(&self, project: &str, campaign_id: Uuid) -> Result<CodeExport> {
+        let campaign = self.pool_campaign(project, campaign_id).await?;
+        Ok(CodeExport {
+            project: project.to_owned(),
+            campaign_id: campaign.id,
+            after: None,
+            started: false,
+            done: false,
+            codes: 0,
+        })
+    }
+
+    /// The next piece of an export's CSV: the header, then the lines of
+    /// up to 10,000 codes per store call; `None` once every code was
+    /// given.
+    pub async fn next_codes_csv(&self, export: &mut CodeExport) -> Result<Option<String>> {
+        if !export.started {
+            export.started = true;
+            return Ok(Some(format!("{CSV_HEADER}\n")));
+        }
+        if export.done {
+            return Ok(None);
+        }
+        let batch = self
+            .store
+            .codes_after(
+                &export.project,
+                export.campaign_id,
+                export.after.as_deref(),
+                EXPORT_BATCH,
+            )
+            .await?;
+        export.done = batch.len() < EXPORT_BATCH as usize;
+        let Some(last) = batch.last() else {
+            return Ok(None);
+        };
+        export.after = Some(last.normalized());
+        export.codes += batch.len() as u64;
+        Ok(Some(batch.iter().map(csv_line).collect()))
     }
 
     /// Activates or deactivates one code of a campaign (any case, spaces

@@ -69,7 +69,9 @@ impl<S: CampaignStore + RedemptionStore + HoldStore> CampaignService<S> {
     /// Places a hold: evaluates the redeem as [`redeem`](Self::redeem)
     /// would and charges its quotas until the hold expires, in one atomic
     /// store call (409 `quota_exceeded` when a quota has no room, nothing
-    /// written).
+    /// written). A campaign with a code pool is held with one of its codes
+    /// (refused as redeem refuses it), and the hold reserves one use of
+    /// the code, which its confirmation keeps.
     pub async fn place_hold(&self, project: &str, request: &HoldRequest) -> Result<Hold> {
         crate::core::limits::check_project_id(project)?;
         let redeem = &request.redeem;
@@ -96,6 +98,7 @@ impl<S: CampaignStore + RedemptionStore + HoldStore> CampaignService<S> {
             channel: planned.channel,
             action_txs: planned.action_txs,
             quotas: planned.quotas,
+            code: planned.code,
             created_date: planned.created_date,
             expires_at: planned.created_date + Duration::seconds(ttl),
             ended_date: None,
@@ -109,6 +112,7 @@ impl<S: CampaignStore + RedemptionStore + HoldStore> CampaignService<S> {
                 ErrorCode::QuotaExceeded,
                 format!("quota {key:?} is exhausted: {used} of {limit} used"),
             )),
+            HoldOutcome::CodeRefused(why) => Err(super::codes::refused(&why)),
         }
     }
 

@@ -35,7 +35,7 @@ mod tests;
 mod transfer;
 mod usage;
 
-pub use codes::{CodeInfo, MAX_HTTP_GENERATE};
+pub use codes::{CodeExport, CodeInfo, MAX_HTTP_GENERATE};
 pub use holds::{HoldRequest, DEFAULT_HOLD_TTL_SECONDS, MAX_LIVE_HOLDS_LISTED};
 pub use preview::{Preview, PreviewHit, PreviewQuota};
 pub use quota_view::{QuotaUsagePage, QuotaUsageQuery, DEFAULT_QUOTA_PAGE_SIZE};

@@ -13,8 +13,8 @@ use crate::core::engine::{CompiledCampaign, Engine, ParsedRedeem, PlannedRedempt
 use crate::core::error::{ErrorCode, ErrorKind};
 use crate::core::limits::MAX_REF_CODE_LEN;
 use crate::store::{
-    check_page_size, CampaignStore, Page, RedeemOutcome, RedemptionPlan, RedemptionQuery,
-    RedemptionStore,
+    check_page_size, CampaignStore, CodeRefusal, Page, RedeemOutcome, RedemptionPlan,
+    RedemptionQuery, RedemptionStore,
 };
 use crate::{Error, Result};
 
@@ -149,11 +149,17 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
                 // Longer than any refCode: unknown, no need to ask.
                 .filter(|c| c.len() <= MAX_REF_CODE_LEN),
         );
-        let mut found = self.store.campaigns_by_code(project, &codes).await?;
-        let at = found
+        let named = self.store.campaigns_by_code(project, &codes).await?;
+        let at = named
             .iter()
-            .position(|c| c.ref_code == code)
+            .position(|c| c.campaign.ref_code == code)
             .ok_or_else(|| campaign_not_found(format_args!("with refCode {code:?}")))?;
+        // A campaign with a code pool is redeemed (or held) with one of its
+        // codes; the store checks a named code in its transaction.
+        if named[at].code_pool && pool_code.is_none() {
+            return Err(super::codes::refused(&CodeRefusal::Required));
+        }
+        let mut found: Vec<Campaign> = named.into_iter().map(|n| n.campaign).collect();
         let engine = self.engine_for(project, &found[at])?;
         combine::check_combination(&found[at], request.with_campaigns(), &found)?;
         let now = self.clock.now();

@@ -10,10 +10,11 @@ use uuid::Uuid;
 use super::{lock, MemoryStore};
 use crate::core::campaign::codes::PromoCode;
 use crate::core::campaign::{Campaign, CampaignRevision, QuotaUsage, Redemption, TxStatus};
+use crate::core::outbox::OutboxEvent;
 use crate::store::campaign::too_many_campaigns;
 use crate::store::{
-    CampaignQuery, CampaignSort, CampaignStore, Page, Period, RedeemOutcome, RedemptionPlan,
-    RedemptionQuery, RedemptionStore, SortDirection,
+    CampaignQuery, CampaignSort, CampaignStore, NamedCampaign, Page, Period, RedeemOutcome,
+    RedemptionPlan, RedemptionQuery, RedemptionStore, SortDirection,
 };
 use crate::{Error, ErrorCode, Result};
 
@@ -212,6 +213,22 @@ impl CampaignStore for MemoryStore {
             .cloned())
     }
 
+    async fn campaigns_by_code(
+        &self,
+        project: &str,
+        ref_codes: &[&str],
+    ) -> Result<Vec<NamedCampaign>> {
+        let s = lock(&self.campaigns);
+        Ok(s.campaigns
+            .values()
+            .filter(|c| c.project_id == project && ref_codes.contains(&c.ref_code.as_str()))
+            .map(|c| NamedCampaign {
+                campaign: c.clone(),
+                code_pool: s.codes.has_pool(project, c.id),
+            })
+            .collect())
+    }
+
     async fn list_campaigns(&self, project: &str, query: &CampaignQuery) -> Result<Page<Campaign>> {
         let s = lock(&self.campaigns);
         let mut all: Vec<Campaign> = s
@@ -294,11 +311,13 @@ impl RedemptionStore for MemoryStore {
                 return Ok(RedeemOutcome::Replayed(s.redemptions[i].clone()));
             }
         }
-        if let Some(refusal) = s
-            .codes
-            .check(&r.project_id, r.campaign_id, r.code.as_deref())
-        {
-            return Ok(RedeemOutcome::CodeRefused(refusal));
+        if let Some(code) = &r.code {
+            if let Some(refusal) = s
+                .codes
+                .check(&r.project_id, r.campaign_id, code, r.created_date)
+            {
+                return Ok(RedeemOutcome::CodeRefused(refusal));
+            }
         }
         // Check every charge before applying any: all or nothing.
         if let Some((key, used, limit)) =
@@ -315,6 +334,7 @@ impl RedemptionStore for MemoryStore {
         if let Some(key) = &r.idempotency_key {
             s.by_key.insert((r.project_id.clone(), key.clone()), i);
         }
+        lock(&self.outbox).append(OutboxEvent::for_redemption(r));
         Ok(RedeemOutcome::Recorded(r.clone()))
     }
 
@@ -342,6 +362,7 @@ impl RedemptionStore for MemoryStore {
         for tx in &mut r.action_txs {
             tx.status = TxStatus::Cancelled;
         }
+        lock(&self.outbox).append(OutboxEvent::for_redemption(r));
         Ok(Some(r.clone()))
     }
 

@@ -2,6 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::{lock, MemoryStore};
@@ -18,6 +19,9 @@ pub(super) struct Pools {
     codes: HashMap<(String, String), PromoCode>,
     /// The normalized codes of each campaign, in order.
     by_campaign: HashMap<(String, Uuid), BTreeSet<String>>,
+    /// The holds whose code use `used` counts, by (project, hold id): the
+    /// code and the hold's expiry (the SQL stores' `quota_hold.code_held`).
+    held: HashMap<(String, Uuid), (String, DateTime<Utc>)>,
 }
 
 impl Pools {
@@ -38,21 +42,33 @@ impl Pools {
             .contains_key(&(project.to_owned(), normalized.to_owned()))
     }
 
-    /// Checks that a redemption may take a use of `code` (or, without one,
-    /// that the campaign has no pool); `None` when it may.
+    /// Whether a campaign owns a code pool.
+    pub(super) fn has_pool(&self, project: &str, campaign_id: Uuid) -> bool {
+        self.by_campaign
+            .get(&(project.to_owned(), campaign_id))
+            .is_some_and(|set| !set.is_empty())
+    }
+
+    /// Checks that a redemption or hold of `campaign_id` may take a use of
+    /// `code` at `at` (giving back the uses of holds of the code expired
+    /// then, when it has none left); `None` when it may.
     pub(super) fn check(
-        &self,
+        &mut self,
         project: &str,
         campaign_id: Uuid,
-        code: Option<&str>,
+        code: &str,
+        at: DateTime<Utc>,
     ) -> Option<CodeRefusal> {
-        let Some(code) = code else {
-            let has_pool = self
-                .by_campaign
-                .get(&(project.to_owned(), campaign_id))
-                .is_some_and(|set| !set.is_empty());
-            return has_pool.then_some(CodeRefusal::Required);
-        };
+        let refusal = self.refusal(project, campaign_id, code);
+        if !matches!(refusal, Some(CodeRefusal::Exhausted { .. }))
+            || !self.reclaim(project, code, at)
+        {
+            return refusal;
+        }
+        self.refusal(project, campaign_id, code)
+    }
+
+    fn refusal(&self, project: &str, campaign_id: Uuid, code: &str) -> Option<CodeRefusal> {
         let owned = code.to_owned();
         match self.get(project, code) {
             None => Some(CodeRefusal::NotFound(owned)),
@@ -64,6 +80,55 @@ impl Pools {
             }),
             Some(_) => None,
         }
+    }
+
+    /// Gives back the uses of `code` reserved by holds expired at `at`;
+    /// whether there were any.
+    fn reclaim(&mut self, project: &str, code: &str, at: DateTime<Utc>) -> bool {
+        let before = self.held.len();
+        self.held
+            .retain(|(p, _), (c, expires)| !(p == project && c == code && *expires <= at));
+        let back = before - self.held.len();
+        self.use_code(project, code, -i64::try_from(back).unwrap_or(i64::MAX));
+        back > 0
+    }
+
+    /// Gives back the code uses of every hold of the project expired at
+    /// `at`.
+    pub(super) fn sweep(&mut self, project: &str, at: DateTime<Utc>) {
+        let mut codes: Vec<String> = self
+            .held
+            .iter()
+            .filter(|((p, _), (_, expires))| p == project && *expires <= at)
+            .map(|(_, (c, _))| c.clone())
+            .collect();
+        codes.sort();
+        codes.dedup();
+        for code in codes {
+            self.reclaim(project, &code, at);
+        }
+    }
+
+    /// Takes a use of `code` for a hold, counted until the hold ends or
+    /// `expires`.
+    pub(super) fn reserve(
+        &mut self,
+        project: &str,
+        hold: Uuid,
+        code: &str,
+        expires: DateTime<Utc>,
+    ) {
+        self.use_code(project, code, 1);
+        self.held
+            .insert((project.to_owned(), hold), (code.to_owned(), expires));
+    }
+
+    /// Ends a hold's reservation (the use stays taken); its code if the
+    /// use was still reserved (not given back as expired).
+    pub(super) fn unreserve(&mut self, project: &str, hold: Uuid) -> Option<String> {
+        self.held
+            .remove(&(project.to_owned(), hold))
+            .map(|(code, _)| code)
     }
 
     /// Moves a code's use count by `delta` (never below zero).

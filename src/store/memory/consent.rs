@@ -12,6 +12,7 @@ use crate::core::consent::evidence::{self, EventKind, HistoryQuery, SubjectEvent
 use crate::core::consent::history::{self, ExpiredAcceptance, HistoryRow};
 use crate::core::consent::ledger::{self, LedgerHead, Unsealed};
 use crate::core::consent::{ContentQuery, ContentRecord, ContentType, ContentWrite, PurposeEvent};
+use crate::core::outbox::OutboxEvent;
 use crate::store::{ConsentLedger, ContentStore, HistoryStore, LedgerStore, Page, StoredEntry};
 use crate::{Error, ErrorCode, Result};
 
@@ -120,6 +121,9 @@ impl ContentStore for MemoryStore {
         if record.content_type == ContentType::ConsentAcceptance {
             p.append_ledger(&ledger::for_acceptance(&record, ledger::new_salt()));
         }
+        if let Some(event) = OutboxEvent::for_acceptance(&record) {
+            lock(&self.outbox).append(event);
+        }
         Ok(record)
     }
 
@@ -164,6 +168,9 @@ impl ContentStore for MemoryStore {
             if record.content_type == ContentType::ConsentAcceptance {
                 p.append_ledger(&ledger::for_acceptance(&record, ledger::new_salt()));
             }
+        }
+        if let Some(event) = OutboxEvent::for_acceptance(&record) {
+            lock(&self.outbox).append(event);
         }
         Ok(record)
     }
@@ -287,6 +294,7 @@ impl ConsentLedger for MemoryStore {
         let p = s.projects.entry(event.project_id.clone()).or_default();
         p.events.push(stored.clone());
         p.append_ledger(&ledger::for_purpose_event(&stored, ledger::new_salt()));
+        lock(&self.outbox).append(OutboxEvent::for_purpose_event(&stored));
         Ok(stored)
     }
 
@@ -388,6 +396,15 @@ impl LedgerStore for MemoryStore {
             if ids.contains(&row.record_id) && row.salt.take().is_some() {
                 counts.ledger_salts += 1;
             }
+        }
+        let mut outbox = lock(&self.outbox);
+        outbox.erase(project, subject, pseudonym);
+        if !ids.is_empty() {
+            outbox.append(OutboxEvent::for_erasure(
+                project,
+                pseudonym,
+                crate::store::outbox::erasure_time(),
+            ));
         }
         Ok(counts)
     }

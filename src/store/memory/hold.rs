@@ -177,6 +177,15 @@ impl State {
 impl HoldStore for MemoryStore {
     async fn place_hold(&self, hold: &Hold) -> Result<HoldOutcome> {
         let mut s = lock(&self.campaigns);
+        let project = hold.project_id.as_str();
+        if let Some(code) = &hold.code {
+            if let Some(refusal) = s
+                .codes
+                .check(project, hold.campaign_id, code, hold.created_date)
+            {
+                return Ok(HoldOutcome::CodeRefused(refusal));
+            }
+        }
         if let Some((key, used, limit)) = s.charge_all(
             &hold.project_id,
             &hold.quotas,
@@ -185,6 +194,9 @@ impl HoldStore for MemoryStore {
             Some(hold.expires_at),
         ) {
             return Ok(HoldOutcome::QuotaExceeded { key, used, limit });
+        }
+        if let Some(code) = &hold.code {
+            s.codes.reserve(project, hold.id, code, hold.expires_at);
         }
         s.holds
             .insert((hold.project_id.clone(), hold.id), hold.clone());
@@ -217,7 +229,9 @@ impl HoldStore for MemoryStore {
                 .get(&counter(project, c))
                 .is_some_and(|m| m.contains_key(&id))
         });
-        if swept {
+        // So with the code's use, given back by a use of the code that saw
+        // the hold expired.
+        if swept || (hold.code.is_some() && s.codes.unreserve(project, id).is_none()) {
             return Ok(Some(Confirmation::Expired(hold)));
         }
         let redemption = hold.redemption(at);
@@ -239,6 +253,9 @@ impl HoldStore for MemoryStore {
             .expect("read above under the same lock");
         stored.status = HoldStatus::Confirmed;
         stored.ended_date = Some(at);
+        lock(&self.outbox).append(crate::core::outbox::OutboxEvent::for_redemption(
+            &redemption,
+        ));
         Ok(Some(Confirmation::Confirmed(redemption, false)))
     }
 
@@ -254,6 +271,9 @@ impl HoldStore for MemoryStore {
         };
         if hold.status != HoldStatus::Held {
             return Ok(Some(hold));
+        }
+        if let Some(code) = s.codes.unreserve(project, id) {
+            s.codes.use_code(project, &code, -1);
         }
         s.give_back(project, &hold.quotas, id);
         let stored = s
@@ -303,6 +323,7 @@ impl HoldStore for MemoryStore {
         for key in keys {
             s.sweep_key(project, &key, at);
         }
+        s.codes.sweep(project, at);
         s.marks.retain(|(p, _, w), marks| {
             if p == project && *w > 0 {
                 // A live hold's mark stays (its hold may still be

@@ -7,6 +7,7 @@ mod codes;
 mod consent;
 mod file;
 mod hold;
+mod outbox;
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
@@ -16,6 +17,7 @@ pub struct MemoryStore {
     campaigns: Mutex<campaign::State>,
     consent: Mutex<consent::State>,
     files: Mutex<file::Files>,
+    outbox: Mutex<outbox::State>,
 }
 
 impl MemoryStore {

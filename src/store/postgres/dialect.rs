@@ -220,6 +220,7 @@ impl Dialect for PostgresStore {
     type Row = PgRow;
 
     const FOR_UPDATE: &'static str = " FOR UPDATE";
+    const SKIP_LOCKED: &'static str = " FOR UPDATE SKIP LOCKED";
     const POSITION_FN: &'static str = "strpos";
     const NOT_BY_INDEX: &'static str = "";
     const MIGRATION_HISTORY: &'static str = "CREATE TABLE IF NOT EXISTS accord_migrations (

@@ -37,6 +37,7 @@ macro_rules! store_calls {
         $crate::store::sql::calls::store_calls!(impl LedgerStore for $store);
         $crate::store::sql::calls::store_calls!(impl HistoryStore for $store);
         $crate::store::sql::hold::hold_calls!($store);
+        $crate::store::sql::outbox::outbox_calls!($store);
         $crate::store::sql::calls::store_calls!(impl FileStore for $store);
         $crate::store::sql::calls::common_methods!($store);
     };
@@ -100,7 +101,7 @@ macro_rules! store_calls {
                 &self,
                 project: &str,
                 ref_codes: &[&str],
-            ) -> $crate::Result<Vec<$crate::core::campaign::Campaign>> {
+            ) -> $crate::Result<Vec<$crate::store::NamedCampaign>> {
                 self.read_call($crate::store::sql::campaign::campaigns_by_code(
                     self, project, ref_codes,
                 ))

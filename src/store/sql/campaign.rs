@@ -18,7 +18,7 @@ use super::{
 };
 use crate::core::campaign::{Campaign, CampaignStatus};
 use crate::store::campaign::too_many_campaigns;
-use crate::store::{CampaignQuery, Page, Period};
+use crate::store::{CampaignQuery, NamedCampaign, Page, Period};
 use crate::Result;
 
 /// The columns a [`Campaign`] is read from, in [`campaign_from_row`]'s terms.
@@ -396,19 +396,24 @@ pub(crate) async fn campaign_by_code<D: Dialect>(
 }
 
 /// [`CampaignStore::campaigns_by_code`](crate::store::CampaignStore::campaigns_by_code):
-/// one statement (a redeem names at most [`MAX_ACTION_REFS`] + 1 codes).
+/// one statement (a redeem names at most [`MAX_ACTION_REFS`] + 1 codes),
+/// whether each campaign has a code pool read in it (one probe of
+/// `promo_code_campaign_idx`).
 ///
 /// [`MAX_ACTION_REFS`]: crate::core::limits::MAX_ACTION_REFS
 pub(crate) async fn campaigns_by_code<D: Dialect>(
     db: &D,
     project: &str,
     ref_codes: &[&str],
-) -> Result<Vec<Campaign>> {
+) -> Result<Vec<NamedCampaign>> {
     if ref_codes.is_empty() {
         return Ok(Vec::new());
     }
     let mut sql = Sql::new(format!(
-        "SELECT {CAMPAIGN_COLUMNS} FROM campaign WHERE project_id = $1 AND ref_code IN ("
+        "SELECT {CAMPAIGN_COLUMNS}, CASE WHEN EXISTS (SELECT 1 FROM promo_code p \
+         WHERE p.project_id = campaign.project_id AND p.campaign_id = campaign.id) \
+         THEN 1 ELSE 0 END AS code_pool \
+         FROM campaign WHERE project_id = $1 AND ref_code IN ("
     ))
     .bind(project);
     sql.push_list(ref_codes.iter().copied()).push(")");
@@ -417,7 +422,12 @@ pub(crate) async fn campaigns_by_code<D: Dialect>(
         Ok(rows::<D>(&mut conn, &sql)
             .await?
             .iter()
-            .map(campaign_from_row)
+            .map(|row| {
+                Ok(NamedCampaign {
+                    campaign: campaign_from_row(row)?,
+                    code_pool: row.col::<i32>("code_pool")? != 0,
+                })
+            })
             .collect::<Result<_>>()?)
     })
     .await

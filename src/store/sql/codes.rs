@@ -13,6 +13,7 @@
 //! condition is checked against the committed count, so `used` never
 //! passes the limit whatever runs at the same time, in one process or many.
 
+use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::dialect::{acquire, execute, retry, row, rows, Abort, Conn, Dialect};
@@ -321,22 +322,16 @@ pub(crate) async fn set_code_active<D: Dialect>(
     .await
 }
 
-/// Takes one use of the redemption's code inside its transaction, or says
-/// why not. Without a code, refuses a campaign that has a code pool.
+/// Takes one use of `code` inside a redemption's or hold's transaction at
+/// `at`, or says why not. When the code has no use left, the uses of its
+/// holds expired at `at` are given back first ([`reclaim`]).
 pub(crate) async fn take_code<D: Dialect>(
     conn: &mut Conn<D>,
     project: &str,
     campaign_id: Uuid,
-    code: Option<&str>,
+    code: &str,
+    at: DateTime<Utc>,
 ) -> Result<Option<CodeRefusal>, Abort> {
-    let Some(code) = code else {
-        let sql = Sql::new(
-            "SELECT 1 AS one FROM promo_code WHERE project_id = $1 AND campaign_id = $2 LIMIT 1",
-        )
-        .bind(project)
-        .bind(campaign_id);
-        return Ok(row::<D>(conn, &sql).await?.map(|_| CodeRefusal::Required));
-    };
     let update = Sql::new(
         "UPDATE promo_code SET used = used + 1 \
          WHERE project_id = $1 AND normalized = $2 AND campaign_id = $3 \
@@ -353,26 +348,78 @@ pub(crate) async fn take_code<D: Dialect>(
     ))
     .bind(project)
     .bind(code);
-    let code = code.to_owned();
-    Ok(Some(match row::<D>(conn, &select).await? {
-        None => CodeRefusal::NotFound(code),
-        Some(r) => {
-            let found = code_from_row(&r)?;
-            if found.campaign_id != campaign_id {
-                CodeRefusal::OtherCampaign(code)
-            } else if !found.active {
-                CodeRefusal::Inactive(code)
-            } else {
-                CodeRefusal::Exhausted {
-                    code,
-                    limit: found.usage_limit,
-                }
-            }
-        }
+    let owned = code.to_owned();
+    let Some(found) = row::<D>(conn, &select).await? else {
+        return Ok(Some(CodeRefusal::NotFound(owned)));
+    };
+    let found = code_from_row(&found)?;
+    if found.campaign_id != campaign_id {
+        return Ok(Some(CodeRefusal::OtherCampaign(owned)));
+    }
+    if !found.active {
+        return Ok(Some(CodeRefusal::Inactive(owned)));
+    }
+    if reclaim::<D>(conn, project, code, at).await? > 0 && execute::<D>(conn, &update).await? == 1 {
+        return Ok(None);
+    }
+    Ok(Some(CodeRefusal::Exhausted {
+        code: owned,
+        limit: found.usage_limit,
     }))
 }
 
-/// Gives a cancelled redemption's use of its code back.
+/// Gives back the uses of `code` that holds expired at `at` still
+/// reserve; how many. The holds' rows are locked first (a confirmation
+/// locks its hold's row before it looks), then the code's.
+pub(crate) async fn reclaim<D: Dialect>(
+    conn: &mut Conn<D>,
+    project: &str,
+    code: &str,
+    at: DateTime<Utc>,
+) -> Result<u64, Abort> {
+    let expired = Sql::new(
+        "UPDATE quota_hold SET code_held = 0 \
+         WHERE project_id = $1 AND code = $2 AND code_held = 1 AND expires_at <= $3",
+    )
+    .bind(project)
+    .bind(code)
+    .bind(at);
+    let back = execute::<D>(conn, &expired).await?;
+    if back > 0 {
+        let give = Sql::new(
+            "UPDATE promo_code SET used = used - $3 WHERE project_id = $1 AND normalized = $2",
+        )
+        .bind(project)
+        .bind(code)
+        .bind(i64::try_from(back).map_err(Error::internal)?);
+        execute::<D>(conn, &give).await?;
+    }
+    Ok(back)
+}
+
+/// Gives back the uses every hold of the project expired at `at` still
+/// reserves (the sweep); how many.
+pub(crate) async fn reclaim_all<D: Dialect>(
+    conn: &mut Conn<D>,
+    project: &str,
+    at: DateTime<Utc>,
+) -> Result<u64, Abort> {
+    let codes = Sql::new(
+        "SELECT DISTINCT code FROM quota_hold \
+         WHERE project_id = $1 AND code_held = 1 AND expires_at <= $2 ORDER BY code",
+    )
+    .bind(project)
+    .bind(at);
+    let mut back = 0;
+    for r in rows::<D>(conn, &codes).await? {
+        let code: String = r.col("code")?;
+        back += reclaim::<D>(conn, project, &code, at).await?;
+    }
+    Ok(back)
+}
+
+/// Gives a use of a code back (a cancelled redemption's, a released
+/// hold's).
 pub(crate) async fn release_code<D: Dialect>(
     conn: &mut Conn<D>,
     project: &str,

@@ -23,6 +23,7 @@ use super::records::{
 };
 use crate::core::consent::ledger as consent_ledger;
 use crate::core::consent::{ContentQuery, ContentRecord, ContentType, ContentWrite, PurposeEvent};
+use crate::core::outbox::OutboxEvent;
 use crate::store::Page;
 use crate::Result;
 
@@ -107,6 +108,9 @@ async fn try_insert<D: Dialect>(db: &D, write: &ContentWrite) -> Result<ContentR
     let record = record_from_row(&row)?;
     append_acceptance::<D>(tx.conn(), &record).await?;
     history::after_content::<D>(tx.conn(), &record).await?;
+    if let Some(event) = OutboxEvent::for_acceptance(&record) {
+        super::outbox::append::<D>(tx.conn(), &event).await?;
+    }
     tx.commit().await?;
     Ok(record)
 }
@@ -163,6 +167,9 @@ async fn try_replace<D: Dialect>(
     let record = record_from_row(&row)?;
     append_acceptance::<D>(tx.conn(), &record).await?;
     history::after_content::<D>(tx.conn(), &record).await?;
+    if let Some(event) = OutboxEvent::for_acceptance(&record) {
+        super::outbox::append::<D>(tx.conn(), &event).await?;
+    }
     tx.commit().await?;
     Ok(record)
 }
@@ -255,6 +262,7 @@ async fn try_append_event<D: Dialect>(db: &D, event: &PurposeEvent) -> Result<Pu
     )
     .await?;
     history::after_purpose_event::<D>(tx.conn(), &stored).await?;
+    super::outbox::append::<D>(tx.conn(), &OutboxEvent::for_purpose_event(&stored)).await?;
     tx.commit().await?;
     Ok(stored)
 }

@@ -43,6 +43,10 @@ pub(crate) trait Dialect: Clone + Send + Sync + 'static {
     /// (SQLite).
     const FOR_UPDATE: &'static str;
 
+    /// `FOR UPDATE SKIP LOCKED` where the database locks rows (a claim
+    /// passes over rows another worker is claiming), empty in SQLite.
+    const SKIP_LOCKED: &'static str;
+
     /// The function `f(haystack, needle)` giving the 1-based position of a
     /// literal substring, 0 when absent (`instr`, `strpos`).
     const POSITION_FN: &'static str;

@@ -21,7 +21,7 @@ use crate::{Error, Result};
 
 const HOLD_COLUMNS: &str = "id, project_id, redemption_id, campaign_id, campaign_code, \
      campaign_version, status, user_id, channel, action_txs, quotas, created_date, expires_at, \
-     ended_date";
+     ended_date, code";
 
 /// A charge as stored in the `quotas` JSON column: decimals as strings, so
 /// every digit is kept.
@@ -77,6 +77,7 @@ fn hold_from_row(row: &impl SqlRow) -> Result<Hold> {
         created_date: row.col("created_date")?,
         expires_at: row.col("expires_at")?,
         ended_date: row.col("ended_date")?,
+        code: row.col("code")?,
     })
 }
 
@@ -102,8 +103,8 @@ async fn fetch_hold<D: Dialect>(
 
 async fn insert_hold<D: Dialect>(conn: &mut Conn<D>, h: &Hold) -> Result<(), Abort> {
     let sql = Sql::new(format!(
-        "INSERT INTO quota_hold ({HOLD_COLUMNS}) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)"
+        "INSERT INTO quota_hold ({HOLD_COLUMNS}, code_held) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"
     ))
     .bind(h.id)
     .bind(&h.project_id)
@@ -118,7 +119,9 @@ async fn insert_hold<D: Dialect>(conn: &mut Conn<D>, h: &Hold) -> Result<(), Abo
     .bind(Json(quotas_json(&h.quotas)?))
     .bind(h.created_date)
     .bind(h.expires_at)
-    .bind(h.ended_date);
+    .bind(h.ended_date)
+    .bind(&h.code)
+    .bind(i32::from(h.code.is_some()));
     execute::<D>(conn, &sql).await?;
     Ok(())
 }
@@ -142,8 +145,38 @@ async fn end_hold<D: Dialect>(
     Ok(())
 }
 
+/// Ends a hold's reservation of its code's use (the use stays taken):
+/// whether it still had it (not given back as expired).
+async fn unreserve_code<D: Dialect>(
+    conn: &mut Conn<D>,
+    project: &str,
+    id: Uuid,
+) -> Result<bool, Abort> {
+    let sql = Sql::new(
+        "UPDATE quota_hold SET code_held = 0 WHERE project_id = $1 AND id = $2 AND code_held = 1",
+    )
+    .bind(project)
+    .bind(id);
+    Ok(execute::<D>(conn, &sql).await? == 1)
+}
+
 async fn try_place<D: Dialect>(db: &D, h: &Hold) -> Result<HoldOutcome, Abort> {
     let mut tx = db.begin_write().await?;
+    // The code first, always before the quota keys: one lock order.
+    if let Some(code) = &h.code {
+        if let Some(refusal) = super::codes::take_code::<D>(
+            tx.conn(),
+            &h.project_id,
+            h.campaign_id,
+            code,
+            h.created_date,
+        )
+        .await?
+        {
+            tx.rollback().await?;
+            return Ok(HoldOutcome::CodeRefused(refusal));
+        }
+    }
     let refused = marks::charge_all::<D>(
         tx.conn(),
         &h.project_id,
@@ -183,6 +216,12 @@ async fn try_confirm<D: Dialect>(
         _ if !hold.is_live(at) => return Ok(Some(Confirmation::Expired(hold))),
         _ => {}
     }
+    // The code's use passes to the redemption, unless a use of the code
+    // that saw the hold expired (another clock) gave it back.
+    if hold.code.is_some() && !unreserve_code::<D>(tx.conn(), project, id).await? {
+        tx.rollback().await?;
+        return Ok(Some(Confirmation::Expired(hold)));
+    }
     let redemption = hold.redemption(at);
     if !marks::confirm_marks::<D>(tx.conn(), project, &hold.quotas, id, redemption.id).await? {
         tx.rollback().await?;
@@ -195,6 +234,8 @@ async fn try_confirm<D: Dialect>(
     }
     insert_charges::<D>(tx.conn(), &redemption).await?;
     end_hold::<D>(tx.conn(), &mut hold, HoldStatus::Confirmed, at).await?;
+    let event = crate::core::outbox::OutboxEvent::for_redemption(&redemption);
+    super::outbox::append::<D>(tx.conn(), &event).await?;
     tx.commit().await?;
     Ok(Some(Confirmation::Confirmed(redemption, false)))
 }
@@ -211,6 +252,12 @@ async fn try_release<D: Dialect>(
     };
     if hold.status != HoldStatus::Held {
         return Ok(Some(hold));
+    }
+    // The hold's row, then the code's, then the quota keys: one lock order.
+    if let Some(code) = &hold.code {
+        if unreserve_code::<D>(tx.conn(), project, id).await? {
+            super::codes::release_code::<D>(tx.conn(), project, code).await?;
+        }
     }
     marks::give_back::<D>(tx.conn(), project, &hold.quotas, id, true).await?;
     end_hold::<D>(tx.conn(), &mut hold, HoldStatus::Released, at).await?;
@@ -289,6 +336,7 @@ pub(crate) async fn sweep_quota_marks<D: Dialect>(
 ) -> Result<u64> {
     retry::<D, _, _, _>(|| async move {
         let mut tx = db.begin_write().await?;
+        super::codes::reclaim_all::<D>(tx.conn(), project, at).await?;
         let n = marks::sweep::<D>(tx.conn(), project, at).await?;
         tx.commit().await?;
         Ok(n)

@@ -13,6 +13,8 @@ use super::query::{Json, Sql, SqlRow};
 use crate::core::consent::erasure::{self, ErasureCounts};
 use crate::core::consent::ledger::{LedgerHead, Unsealed};
 use crate::core::consent::ContentType;
+use crate::core::outbox::OutboxEvent;
+use crate::store::outbox::erasure_time;
 use crate::store::StoredEntry;
 use crate::Result;
 
@@ -196,6 +198,11 @@ async fn try_erase<D: Dialect>(
     }
     super::history::after_erasure::<D>(tx.conn(), project, &acceptance_ids, subject, pseudonym)
         .await?;
+    super::outbox::erase::<D>(tx.conn(), project, subject, pseudonym).await?;
+    if !ids.is_empty() {
+        let event = OutboxEvent::for_erasure(project, pseudonym, erasure_time());
+        super::outbox::append::<D>(tx.conn(), &event).await?;
+    }
     tx.commit().await?;
     Ok(counts)
 }

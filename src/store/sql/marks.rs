@@ -246,7 +246,8 @@ pub(crate) async fn confirm_marks<D: Dialect>(
 }
 
 /// The usage of each counter at `at` ([`RedemptionStore::counter_usage`](crate::store::RedemptionStore::counter_usage)),
-/// read in the caller's transaction.
+/// read in the caller's transaction (or, with at most [`IN_CHUNK`] keys of
+/// each kind, on a pooled connection: one statement, so one snapshot).
 pub(crate) async fn counter_usage<D: Dialect>(
     conn: &mut Conn<D>,
     project: &str,
@@ -262,19 +263,7 @@ pub(crate) async fn counter_usage<D: Dialect>(
             .or_default()
             .push(i);
     }
-    let mut calendar: Vec<&str> = index
-        .keys()
-        .filter(|(_, w)| *w == 0)
-        .map(|(k, _)| *k)
-        .collect();
-    calendar.sort_unstable();
-    let mut rolling: Vec<&str> = index
-        .keys()
-        .filter(|(_, w)| *w > 0)
-        .map(|(k, _)| *k)
-        .collect();
-    rolling.sort_unstable();
-    rolling.dedup();
+    let (calendar, rolling) = usage_keys(counters);
     let add = |out: &mut Vec<CounterUsage>, key: &str, w: i64, used: Decimal, held: Decimal| {
         for &i in index.get(&(key, w)).into_iter().flatten() {
             let u = &mut out[i];
@@ -282,55 +271,112 @@ pub(crate) async fn counter_usage<D: Dialect>(
             u.held = u.held.checked_add(held).unwrap_or(Decimal::MAX);
         }
     };
-    for chunk in calendar.chunks(IN_CHUNK) {
-        let mut sql = Sql::new(
-            "SELECT quota_key, used FROM quota_usage WHERE project_id = $1 AND quota_key IN (",
-        )
-        .bind(project);
-        sql.push_list(chunk.iter().copied()).push(")");
-        for r in rows::<D>(conn, &sql).await? {
-            let key: String = r.col("quota_key")?;
-            add(&mut out, &key, 0, r.col("used")?, Decimal::ZERO);
-        }
-        let mut sql = Sql::new(
-            "SELECT quota_key, amount, expires_at FROM quota_mark WHERE project_id = $1 \
-             AND window_seconds = 0 AND quota_key IN (",
-        )
-        .bind(project);
-        sql.push_list(chunk.iter().copied()).push(")");
+    let chunks = calendar.len().max(rolling.len()).div_ceil(IN_CHUNK);
+    for n in 0..chunks {
+        let part = |keys: &[&'_ str]| -> Vec<String> {
+            keys.iter()
+                .skip(n * IN_CHUNK)
+                .take(IN_CHUNK)
+                .map(|k| (*k).to_owned())
+                .collect()
+        };
+        let sql = usage_statement(project, &part(&calendar), &part(&rolling), at);
         for r in rows::<D>(conn, &sql).await? {
             let key: String = r.col("quota_key")?;
             let amount: Decimal = r.col("amount")?;
-            let expires: Option<DateTime<Utc>> = r.col("expires_at")?;
-            if expires.is_some_and(|e| e <= at) {
-                add(&mut out, &key, 0, -amount, Decimal::ZERO);
-            } else {
-                add(&mut out, &key, 0, Decimal::ZERO, amount);
+            match r.col::<i32>("kind")? {
+                // The key's row in quota_usage: calendar charges.
+                0 => add(&mut out, &key, 0, amount, Decimal::ZERO),
+                // A hold's calendar charge: counted in `used` while it
+                // lives, given back once it expired.
+                1 => {
+                    let expires: Option<DateTime<Utc>> = r.col("expires_at")?;
+                    if expires.is_some_and(|e| e <= at) {
+                        add(&mut out, &key, 0, -amount, Decimal::ZERO);
+                    } else {
+                        add(&mut out, &key, 0, Decimal::ZERO, amount);
+                    }
+                }
+                // A mark counting in its rolling window.
+                _ => {
+                    let w: i64 = r.col("window_seconds")?;
+                    let held = if r.col::<Option<DateTime<Utc>>>("expires_at")?.is_some() {
+                        amount
+                    } else {
+                        Decimal::ZERO
+                    };
+                    add(&mut out, &key, w, amount, held);
+                }
             }
         }
     }
-    for chunk in rolling.chunks(IN_CHUNK) {
-        let mut sql = Sql::new(
-            "SELECT quota_key, window_seconds, amount, expires_at FROM quota_mark \
-             WHERE project_id = $1 AND window_seconds > 0 AND counts_until > $2 \
-             AND (expires_at IS NULL OR expires_at > $2) AND quota_key IN (",
-        )
-        .bind(project)
-        .bind(at);
-        sql.push_list(chunk.iter().copied()).push(")");
-        for r in rows::<D>(conn, &sql).await? {
-            let key: String = r.col("quota_key")?;
-            let w: i64 = r.col("window_seconds")?;
-            let amount: Decimal = r.col("amount")?;
-            let held = if r.col::<Option<DateTime<Utc>>>("expires_at")?.is_some() {
-                amount
-            } else {
-                Decimal::ZERO
-            };
-            add(&mut out, &key, w, amount, held);
+    Ok(out)
+}
+
+/// The distinct keys of `counters`, sorted: of calendar counters, and of
+/// rolling ones.
+fn usage_keys(counters: &[Counter]) -> (Vec<&str>, Vec<&str>) {
+    let mut calendar: Vec<&str> = Vec::new();
+    let mut rolling: Vec<&str> = Vec::new();
+    for c in counters {
+        if c.window.is_none() {
+            calendar.push(&c.key);
+        } else {
+            rolling.push(&c.key);
         }
     }
-    Ok(out)
+    for keys in [&mut calendar, &mut rolling] {
+        keys.sort_unstable();
+        keys.dedup();
+    }
+    (calendar, rolling)
+}
+
+/// Whether [`counter_usage`] of `counters` is one statement (no
+/// transaction needed for one snapshot).
+pub(crate) fn counter_usage_is_one_statement(counters: &[Counter]) -> bool {
+    let (calendar, rolling) = usage_keys(counters);
+    calendar.len() <= IN_CHUNK && rolling.len() <= IN_CHUNK
+}
+
+/// One statement reading the usage of `calendar` keys (their `quota_usage`
+/// rows, `kind` 0, and their holds' calendar marks, `kind` 1) and the marks
+/// of `rolling` keys counting at `at` (`kind` 2).
+fn usage_statement(
+    project: &str,
+    calendar: &[String],
+    rolling: &[String],
+    at: DateTime<Utc>,
+) -> Sql {
+    let mut sql = Sql::new("").bind(project);
+    let mut parts = 0;
+    if !rolling.is_empty() {
+        sql = sql.bind(at);
+        sql.push(
+            "SELECT quota_key, 2 AS kind, window_seconds, amount, expires_at FROM quota_mark \
+             WHERE project_id = $1 AND window_seconds > 0 AND counts_until > $2 \
+             AND (expires_at IS NULL OR expires_at > $2) AND quota_key IN (",
+        );
+        sql.push_list(rolling).push(")");
+        parts += 1;
+    }
+    if !calendar.is_empty() {
+        if parts > 0 {
+            sql.push(" UNION ALL ");
+        }
+        sql.push(
+            "SELECT quota_key, 1 AS kind, window_seconds, amount, expires_at FROM quota_mark \
+             WHERE project_id = $1 AND window_seconds = 0 AND quota_key IN (",
+        );
+        sql.push_list(calendar).push(")");
+        // Last: its untyped NULL takes the type of the marks' column.
+        sql.push(
+            " UNION ALL SELECT quota_key, 0 AS kind, 0 AS window_seconds, used AS amount, \
+             NULL AS expires_at FROM quota_usage WHERE project_id = $1 AND quota_key IN (",
+        );
+        sql.push_list(calendar).push(")");
+    }
+    sql
 }
 
 /// Cleans up what expired by `at` in `project` (see

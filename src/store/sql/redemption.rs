@@ -26,6 +26,7 @@ use super::dialect::{acquire, execute, retry, row, rows, Abort, Conn, Dialect};
 use super::query::{Arg, Json, Sql, SqlRow};
 use super::{action_txs_from_json, action_txs_json, limit_offset, marks};
 use crate::core::campaign::{QuotaCharge, QuotaUsage, QuotaWindow, Redemption, TxStatus};
+use crate::core::outbox::OutboxEvent;
 use crate::store::{Page, RedeemOutcome, RedemptionQuery};
 use crate::{Error, Result};
 
@@ -226,10 +227,13 @@ pub(crate) async fn redeem_steps<D: Dialect>(
         };
     }
     // The code first, always before the quota keys: one lock order.
-    if let Some(refusal) =
-        super::codes::take_code::<D>(conn, &r.project_id, r.campaign_id, r.code.as_deref()).await?
-    {
-        return Ok(Step::Undo(Box::new(RedeemOutcome::CodeRefused(refusal))));
+    if let Some(code) = &r.code {
+        if let Some(refusal) =
+            super::codes::take_code::<D>(conn, &r.project_id, r.campaign_id, code, r.created_date)
+                .await?
+        {
+            return Ok(Step::Undo(Box::new(RedeemOutcome::CodeRefused(refusal))));
+        }
     }
     if let Some((key, used, limit)) =
         marks::charge_all::<D>(conn, &r.project_id, &r.quotas, r.id, r.created_date, None).await?
@@ -238,6 +242,7 @@ pub(crate) async fn redeem_steps<D: Dialect>(
         return Ok(Step::Undo(Box::new(refused)));
     }
     insert_charges::<D>(conn, r).await?;
+    super::outbox::append::<D>(conn, &OutboxEvent::for_redemption(r)).await?;
     Ok(Step::Recorded)
 }
 
@@ -291,6 +296,7 @@ async fn try_cancel<D: Dialect>(
     .bind(at)
     .bind(Json(action_txs_json(&r.action_txs)?));
     execute::<D>(tx.conn(), &sql).await?;
+    super::outbox::append::<D>(tx.conn(), &OutboxEvent::for_redemption(&r)).await?;
     tx.commit().await?;
     Ok(Some(r))
 }
@@ -425,7 +431,12 @@ pub(crate) async fn counter_usage<D: Dialect>(
         return Ok(Vec::new());
     }
     retry::<D, _, _, _>(|| async move {
-        // One snapshot for usage and marks.
+        // One snapshot for usage and marks: one statement when the keys
+        // fit in one (a search's), else a read transaction.
+        if marks::counter_usage_is_one_statement(counters) {
+            let mut conn = acquire(db).await?;
+            return marks::counter_usage::<D>(&mut conn, project, counters, at).await;
+        }
         let mut tx = db.begin_read().await?;
         let out = marks::counter_usage::<D>(tx.conn(), project, counters, at).await?;
         tx.commit().await?;

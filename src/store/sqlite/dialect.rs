@@ -116,6 +116,7 @@ impl Dialect for SqliteStore {
 
     // The write transaction holds the database's only write lock.
     const FOR_UPDATE: &'static str = "";
+    const SKIP_LOCKED: &'static str = "";
     const POSITION_FN: &'static str = "instr";
     // The unary `+` makes the term an expression no index is on.
     const NOT_BY_INDEX: &'static str = "+";

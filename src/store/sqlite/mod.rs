@@ -235,8 +235,13 @@ impl SqliteStore {
 /// reused (see the module docs). The check runs after a ping, which runs
 /// after any rollback the driver queued when a transaction was dropped, so
 /// only a transaction that really stayed open is caught.
+///
+/// A connection is checked when it comes back (`after_release`), so it is
+/// not pinged again when taken: a ping is a hop to the connection's thread
+/// and back, as long as a short read.
 fn pool_options() -> SqlitePoolOptions {
     SqlitePoolOptions::new()
+        .test_before_acquire(false)
         .after_release(|conn, _| Box::pin(async move { released_clean(conn).await }))
         .before_acquire(|conn, _| Box::pin(async move { Ok(!conn.is_in_transaction()) }))
 }

@@ -12,6 +12,7 @@ pub mod cases;
 pub mod content;
 pub mod edits;
 pub mod files;
+pub mod imports;
 pub mod integrity;
 pub mod limits;
 pub mod lists;
@@ -73,10 +74,14 @@ macro_rules! consent_suite {
             integrity::a_withdrawal_is_not_revived,
             integrity::back_dating_is_refused,
             integrity::an_edit_keeps_the_evidence,
+            integrity::an_edit_cannot_null_or_rewrite_evidence,
             revisions::revisions_do_not_walk_backwards,
             revisions::a_new_notice_revision_asks_again,
+            revisions::what_was_agreed_changes_only_with_a_revision,
+            imports::an_import_cannot_forge_or_rewind_evidence,
             integrity::timestamp_filters_compare_instants,
             edits::the_check_reports_bent_records,
+            edits::the_check_accepts_erased_records,
             limits::every_limit_at_its_boundary,
             lists::list_matches_memory_table,
             store::concurrent_replaces_of_one_version_one_wins,

@@ -48,10 +48,13 @@ pub mod campaign_store;
 pub mod cases;
 pub mod code_pools;
 pub mod consent;
+pub mod hold_codes;
 pub mod holds;
+pub mod outbox;
 pub mod promotions;
 pub mod quota_view;
 pub mod services;
+pub mod usage_reads;
 pub mod workers;
 
 /// Whatever a fixture must keep alive while its store is in use (a

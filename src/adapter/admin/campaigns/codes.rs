@@ -44,6 +44,8 @@ struct CodesPage {
     max: u64,
     rows: Vec<CodeRow>,
     pager: Pager,
+    /// The code searched for, as typed (empty: the whole list).
+    search: String,
 }
 
 /// `GET …/campaigns/{id}/codes`: the codes, in normalized order.
@@ -57,10 +59,31 @@ pub async fn page<S: HttpStore>(
     let id = campaign_id(&id)?;
     let c = admin.campaigns.campaign(&project, id).await?;
     let page = view::page_of(params.get("page").map(String::as_str));
-    let found = admin
-        .campaigns
-        .list_codes(&project, id, page, PAGE_SIZE)
-        .await?;
+    let search = params
+        .get("code")
+        .map(|q| q.trim().to_owned())
+        .unwrap_or_default();
+    let found = if search.is_empty() {
+        admin
+            .campaigns
+            .list_codes(&project, id, page, PAGE_SIZE)
+            .await?
+    } else {
+        // One code, found as a redeem finds it (any case, spaces and
+        // dashes aside), if it is this campaign's.
+        let one = match admin.campaigns.code_info(&project, &search).await {
+            Ok(info) if info.code.campaign_id == id => vec![info.code],
+            Ok(_) => Vec::new(),
+            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::Validation) => Vec::new(),
+            Err(e) => return Err(e.into()),
+        };
+        crate::store::Page {
+            total: one.len() as u64,
+            items: one,
+            page: 0,
+            size: PAGE_SIZE,
+        }
+    };
     let href = format!("{}/campaigns/{id}", project_base(&project));
     let action = format!("{href}/codes");
     let pager = Pager::new(found.page, found.size, found.total, |n| {
@@ -88,6 +111,7 @@ pub async fn page<S: HttpStore>(
         max: MAX_HTTP_GENERATE,
         rows,
         pager,
+        search,
     }))
 }
 

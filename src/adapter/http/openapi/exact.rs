@@ -69,6 +69,7 @@ pub(super) const RESPONSE_OPTIONAL: &[(&str, &str)] = &[
     ("Stacking", "group"),
     ("FieldError", "span"),
     ("Redemption", "code"),
+    ("Hold", "code"),
     ("Quota", "window"),
     ("QuotaCharge", "window"),
     ("QuotaUsage", "window"),

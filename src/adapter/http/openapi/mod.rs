@@ -11,7 +11,9 @@ use serde_json::{json, Value};
 use utoipa::OpenApi;
 
 use super::error::{Problem, PROBLEM_JSON};
-use super::{campaign, codes, consent, content, evidence, files, holds, ops, retention, revisions};
+use super::{
+    campaign, codes, consent, content, evidence, files, holds, ops, retention, revisions, webhooks,
+};
 use crate::core::error::{Appears, ErrorCode, ErrorKind};
 
 /// The OpenAPI document of the router.
@@ -73,6 +75,14 @@ use crate::core::error::{Appears, ErrorCode, ErrorKind};
         revisions::get_revision,
         revisions::diff_revisions,
         revisions::restore_revision,
+        webhooks::list_webhooks,
+        webhooks::create_webhook,
+        webhooks::get_webhook,
+        webhooks::update_webhook,
+        webhooks::delete_webhook,
+        webhooks::list_deliveries,
+        webhooks::get_delivery,
+        webhooks::redeliver,
         ops::healthz,
         ops::readyz,
         ops::openapi_json,
@@ -93,6 +103,7 @@ use crate::core::error::{Appears, ErrorCode, ErrorKind};
         (name = "campaign", description = "Search, redeem, cancel, redemptions"),
         (name = "campaign admin", description = "Campaign administration and quota usage"),
         (name = "campaign codes", description = "A campaign's code pool: generate, import, export, list, deactivate; look a code up"),
+        (name = "events", description = "Webhook endpoints, their deliveries and redelivery (scope events.admin)"),
         (name = "operations", description = "Health, readiness, this document"),
     )
 )]

@@ -252,3 +252,69 @@ pub async fn the_check_reports_bent_records<S: ConsentStore + 'static>(store: Ar
         .expect("versions");
     assert_eq!(versions.len(), 3);
 }
+
+/// Erasure and the retention purge empty an acceptance's personal
+/// attributes in every version, as the law requires: the check does not
+/// report that as broken evidence (what proves the consent is kept), and
+/// still reports a bent record among erased ones.
+pub async fn the_check_accepts_erased_records<S: ConsentStore + 'static>(store: Arc<S>) {
+    use accord::consent::erasure::PseudonymKey;
+    let fx = Fx::new(Arc::clone(&store));
+    let svc = fx
+        .svc
+        .clone()
+        .with_pseudonym_key(PseudonymKey::new(&[7; 32]).unwrap())
+        .with_retention(Duration::days(1));
+    let c = fx.consent("shop", &["email"], Some(30)).await;
+    let a = fx.accept("shop", "u1", &c.id, None).await;
+    fx.advance(Duration::hours(1));
+    fx.replace(
+        ACCEPTANCE,
+        &a.id,
+        withdrawal(&c.id, &json!(a.acceptance_date), "WITHDRAWN"),
+    )
+    .await;
+    fx.accept("shop", "u2", &c.id, None).await;
+    fx.create(ACCEPTANCE, acceptance(&c.id, fx.now())).await;
+    svc.erase_subject(&fx.project, "u2").await.expect("erase");
+    fx.advance(Duration::days(2));
+    let purged = svc.purge_retention(&fx.project).await.expect("purge");
+    assert_eq!(purged.acceptances, 1, "u1's withdrawn acceptance");
+    let found = fx.svc.check_records(&fx.project).await.expect("check");
+    assert!(found.is_empty(), "{found:#?}");
+
+    // An erased record bent afterwards is still reported.
+    let stored = fx
+        .svc
+        .content(&fx.project, ACCEPTANCE, &a.id)
+        .await
+        .expect("get");
+    let mut data = stored.data.clone();
+    data.insert("purposes".into(), json!(["email", "sms"]));
+    store
+        .replace_content(
+            &ContentWrite {
+                project_id: fx.project.clone(),
+                content_type: ContentType::ConsentAcceptance,
+                id: a.id.clone(),
+                data,
+                actor: "legacy".into(),
+                at: fx.now(),
+            },
+            stored.version,
+        )
+        .await
+        .unwrap();
+    let found: Vec<(String, String)> = fx
+        .svc
+        .check_records(&fx.project)
+        .await
+        .expect("check")
+        .into_iter()
+        .map(|f| (f.field, f.code))
+        .collect();
+    assert_eq!(
+        found,
+        [("data.purposes".to_owned(), "immutable".to_owned())]
+    );
+}

@@ -40,7 +40,7 @@ pub(super) fn with(mut base: Value, patch: &Value) -> Value {
 }
 
 /// The fields and codes of a refused write; panics when it succeeded.
-pub(super) fn refused(r: accord::Result<ContentRecord>) -> Vec<(String, String)> {
+pub(super) fn refused<T: std::fmt::Debug>(r: accord::Result<T>) -> Vec<(String, String)> {
     let err = r.expect_err("must be refused");
     assert_eq!(err.kind(), ErrorKind::Validation, "{err}");
     err.fields()
@@ -402,6 +402,7 @@ pub async fn timestamp_filters_compare_instants<S: ConsentStore + 'static>(store
         "2026-01-01T03:00:00.000Z",
         "2026-01-01T10:00:00+07:00",
         "2026-01-01T10:00:00.0+07:00",
+        "2026-01-01T03:00:00.0000004Z",
         "2025-12-31T22:00:00-05:00",
     ] {
         let q = ContentQuery::from_pairs([("data.acceptanceDate", same)]).expect("query");
@@ -416,6 +417,25 @@ pub async fn timestamp_filters_compare_instants<S: ConsentStore + 'static>(store
             "{same}"
         );
     }
+    // The server's own timestamps too: the receipt time and the expiry.
+    for (attribute, same) in [
+        ("receivedDate", "2026-01-01T10:00:00+07:00"),
+        ("expiredDate", "2026-01-31T03:00:00Z"),
+        ("expiredDate", "2026-01-31T10:00:00.000+07:00"),
+    ] {
+        let q = ContentQuery::from_pairs([(format!("data.{attribute}").as_str(), same)])
+            .expect("query");
+        let page = fx
+            .svc
+            .list_content(&fx.project, ACCEPTANCE, &q)
+            .await
+            .expect("list");
+        assert_eq!(
+            page.items.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
+            [a.id.as_str()],
+            "{attribute}={same}"
+        );
+    }
     for other in ["2026-01-01T03:00:00.000001Z", "2026-01-01", "03:00:00Z"] {
         let q = ContentQuery::from_pairs([("data.acceptanceDate", other)]).expect("query");
         let page = fx
@@ -425,4 +445,69 @@ pub async fn timestamp_filters_compare_instants<S: ConsentStore + 'static>(store
             .expect("list");
         assert!(page.items.is_empty(), "{other}");
     }
+}
+
+/// An edit that writes `null` over evidence, or another value, is refused
+/// field by field, and nothing is appended: a PUT cannot erase or rewrite
+/// what the person agreed to, shown which notice, on which device.
+pub async fn an_edit_cannot_null_or_rewrite_evidence<S: ConsentStore + 'static>(store: Arc<S>) {
+    let fx = Fx::new(store);
+    let c = fx.consent("shop", &["email", "sms"], Some(30)).await;
+    let a = fx.accept("shop", "u1", &c.id, Some(&["email"])).await;
+    let base = withdrawal(&c.id, &json!(a.acceptance_date), "WITHDRAWN");
+    for field in [
+        "purposes",
+        "expiredDate",
+        "consentRevision",
+        "privacyNoticeId",
+        "privacyNoticeRevision",
+        "receivedDate",
+        "consentApplication",
+        "userAgent",
+        "localIp",
+        "deviceFingerprintId",
+    ] {
+        let body = with(base.clone(), &json!({ field: null }));
+        assert_eq!(
+            refused(fx.try_replace(ACCEPTANCE, &a.id, body).await),
+            pairs(&[(&format!("data.{field}"), "immutable")]),
+            "{field}: null"
+        );
+    }
+    for patch in [
+        json!({"purposes": ["email", "sms"]}),
+        json!({"consentRevision": 7}),
+        json!({"privacyNoticeRevision": 99}),
+        json!({"expiredDate": "9999-12-31T00:00:00Z"}),
+        json!({"dataSubject": "u2"}),
+        json!({"consentId": "another"}),
+    ] {
+        let body = with(base.clone(), &patch);
+        let field = format!("data.{}", patch.as_object().unwrap().keys().next().unwrap());
+        assert_eq!(
+            refused(fx.try_replace(ACCEPTANCE, &a.id, body).await),
+            pairs(&[(&field, "immutable")]),
+            "{patch}"
+        );
+    }
+    let versions = fx
+        .svc
+        .content_versions(&fx.project, ACCEPTANCE, &a.id)
+        .await
+        .expect("versions");
+    assert_eq!(versions.len(), 1, "nothing was appended");
+    // Repeating the evidence as stored (a timestamp in another offset is
+    // the same instant) is an ordinary withdrawal.
+    let stored = &versions[0].data;
+    let expiry = chrono::DateTime::parse_from_rfc3339(stored["expiredDate"].as_str().unwrap())
+        .unwrap()
+        .with_timezone(&chrono::FixedOffset::east_opt(7 * 3600).unwrap());
+    let body = with(
+        base,
+        &json!({"purposes": stored["purposes"], "consentRevision": stored["consentRevision"],
+                "expiredDate": expiry.to_rfc3339(), "userAgent": stored["userAgent"]}),
+    );
+    let w = fx.replace(ACCEPTANCE, &a.id, body).await;
+    assert_eq!(w.data["status"], "WITHDRAWN");
+    assert_eq!(w.data["expiredDate"], stored["expiredDate"]);
 }

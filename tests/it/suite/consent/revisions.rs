@@ -154,3 +154,67 @@ pub async fn a_new_notice_revision_asks_again<S: ConsentStore + 'static>(store: 
         3
     );
 }
+
+/// What a person agreed to — the purposes, the application, the privacy
+/// notice — cannot be swapped under an unchanged revision (those who
+/// accepted it would not be asked); presentation (the order of the
+/// purposes) and the lifespan of acceptances still to come can.
+pub async fn what_was_agreed_changes_only_with_a_revision<S: ConsentStore + 'static>(
+    store: Arc<S>,
+) {
+    let fx = Fx::new(store);
+    let c = fx.consent("shop", &["email", "sms"], Some(30)).await;
+    let other_notice = fx.notice(1).await;
+    fx.accept("shop", "u1", &c.id, None).await;
+    let edit = |patch: Value| {
+        let mut data = c.data.clone();
+        for (k, v) in patch.as_object().unwrap() {
+            data.insert(k.clone(), v.clone());
+        }
+        Value::Object(data)
+    };
+    for (patch, field) in [
+        (json!({"purposes": ["email"]}), "data.purposes"),
+        (json!({"purposes": ["email", "phone"]}), "data.purposes"),
+        (json!({"application": "games"}), "data.application"),
+        (
+            json!({"privacyNoticeRef": other_notice.id}),
+            "data.privacyNoticeRef",
+        ),
+    ] {
+        assert_eq!(
+            refused(fx.try_replace(CONSENT, &c.id, edit(patch.clone())).await),
+            pairs(&[(field, "revision_required")]),
+            "{patch}"
+        );
+    }
+    let versions = fx
+        .svc
+        .content_versions(&fx.project, CONSENT, &c.id)
+        .await
+        .expect("versions");
+    assert_eq!(versions.len(), 1, "nothing was appended");
+    fx.replace(
+        CONSENT,
+        &c.id,
+        edit(json!({"purposes": ["sms", "email"], "lifespan": 60})),
+    )
+    .await;
+    assert!(
+        fx.to_accept("shop", "u1").await.is_empty(),
+        "the same agreement, still in force"
+    );
+    // A notice's revision is never 0 either.
+    let notice = c.data["privacyNoticeRef"].as_str().unwrap();
+    assert_eq!(
+        refused(
+            fx.try_replace(
+                NOTICE,
+                notice,
+                json!({"name": "Privacy", "revision": 0, "status": "PUBLISHED"})
+            )
+            .await
+        ),
+        pairs(&[("data.revision", "out_of_range")])
+    );
+}

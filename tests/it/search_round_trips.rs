@@ -1,0 +1,109 @@
+//! What a search sends to a SQL database: nothing when its quota usage is
+//! known (the same user again within the refresh interval), one store call
+//! of one statement when it is not (a new user: every charged key read at
+//! once, with no transaction around it). Counted with
+//! `accord::store::sql_sent` (feature `testkit`), per thread: each test runs
+//! on a current-thread runtime.
+#![cfg(all(feature = "testkit", feature = "sqlite"))]
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+
+use accord::campaign::{CampaignInput, SearchOptions, SearchRequest};
+use accord::store::sql_sent;
+use accord::store::sqlite::SqliteStore;
+use accord::store::{CampaignStore, RedemptionStore};
+use accord::{CampaignService, SystemClock};
+use serde_json::json;
+
+/// A campaign with a per-user quota, a per-user rolling quota and a
+/// campaign-wide one: a search charges three keys of both kinds.
+fn campaign(code: &str) -> CampaignInput {
+    serde_json::from_value(json!({
+        "name": code, "refCode": code,
+        "startDate": "2020-01-01T00:00:00Z", "endDate": "2100-01-01T00:00:00Z",
+        "quotas": [
+            {"key": "${campaignCode}-${userId}", "value": 5},
+            {"key": "${campaignCode}-${userId}", "value": 2, "window": "PT24H"},
+            {"key": "${campaignCode}", "value": 1_000_000}
+        ],
+        "rules": [{"name": "r", "when": [], "thenOperator": "AND",
+                   "then": [{"action": "DISCOUNT", "data": []}]}]
+    }))
+    .unwrap()
+}
+
+/// `(calls, statements)` of one search for `user`.
+async fn one<S: CampaignStore + RedemptionStore>(
+    service: &CampaignService<S>,
+    project: &str,
+    user: &str,
+) -> (u64, u64) {
+    let search: SearchRequest =
+        serde_json::from_value(json!({"attribute": {"userId": user}})).unwrap();
+    let (calls, statements) = sql_sent();
+    let found = service
+        .search(project, &search, &SearchOptions::default())
+        .await
+        .unwrap();
+    let (c, s) = sql_sent();
+    assert_eq!(found.actions.len(), 3, "every campaign offered");
+    (c - calls, s - statements)
+}
+
+async fn check<S: CampaignStore + RedemptionStore>(store: Arc<S>, what: &str) {
+    let project = uuid::Uuid::new_v4().to_string();
+    let service = CampaignService::new(store, Arc::new(SystemClock));
+    for code in ["A", "B", "C"] {
+        service
+            .create_campaign(&project, campaign(code), "t")
+            .await
+            .unwrap();
+    }
+    // The first search builds the project's snapshot.
+    one(&service, &project, "u0").await;
+    let new_user = one(&service, &project, "u1").await;
+    let again = one(&service, &project, "u1").await;
+    eprintln!("{what}: a new user's search {new_user:?}, the same user again {again:?}");
+    assert_eq!(
+        new_user,
+        (1, 1),
+        "{what}: (calls, statements) of a new user"
+    );
+    assert_eq!(again, (0, 0), "{what}: the same user again");
+}
+
+#[tokio::test]
+async fn a_new_users_search_is_one_statement_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path().join("accord.db").to_str().unwrap())
+        .await
+        .unwrap();
+    check(Arc::new(store), "SQLite").await;
+}
+
+#[cfg(feature = "postgres")]
+#[tokio::test]
+async fn a_new_users_search_is_one_statement_on_postgres() {
+    use std::str::FromStr;
+
+    use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+
+    let Some(url) = crate::pg_support::database_url("the search round-trip test") else {
+        return;
+    };
+    let schema = crate::pg_support::create_schema(&url, "searchtrips", "").await;
+    let options = PgConnectOptions::from_str(&url)
+        .unwrap()
+        .options([("search_path", schema.name())]);
+    let pool = PgPoolOptions::new()
+        .max_connections(2)
+        .connect_with(options)
+        .await
+        .unwrap();
+    let store = accord::store::postgres::PostgresStore::from_pool(pool)
+        .await
+        .unwrap();
+    check(Arc::new(store), "PostgreSQL").await;
+}
