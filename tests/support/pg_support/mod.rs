@@ -96,6 +96,9 @@ pub fn drop_schema(url: &str, schema: &str) {
     }
 }
 
+/// Schemas this process made (see [`create_schema`]).
+static MADE: AtomicU32 = AtomicU32::new(0);
+
 /// Creates the schema `accord_<kind>_<unix time>_<pid>_<n>[_<tag>]` (`n`
 /// counts the schemas this process made, so two tests with the same tag
 /// started in the same second get schemas of their own), after dropping the
@@ -106,7 +109,6 @@ pub async fn create_schema(url: &str, kind: &str, tag: &str) -> Schema {
         .duration_since(UNIX_EPOCH)
         .unwrap()
         .as_secs();
-    static MADE: AtomicU32 = AtomicU32::new(0);
     let n = MADE.fetch_add(1, Ordering::Relaxed);
     let mut name = format!("accord_{kind}_{now}_{}_{n}", std::process::id());
     if !tag.is_empty() {
