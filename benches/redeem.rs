@@ -13,6 +13,10 @@
 //!   to a per-user key (1000 users in turn);
 //! - `spread`: the per-user charge only (no shared row).
 //!
+//! `ACCORD_BENCH_REDEMPTIONS=1000000` runs no criterion bench: it fills
+//! each SQL store with that many redemptions and reports redeem latency
+//! and the quota-usage reads at that size (see `scale` below).
+//!
 //! Criterion's `thrpt` line is redeems per second. The memory store is the
 //! baseline; SQLite runs on a file in a temporary directory (WAL,
 //! `synchronous = FULL`: every commit is on disk); PostgreSQL runs in a
@@ -34,7 +38,7 @@ use accord::store::memory::MemoryStore;
 use accord::store::sqlite::SqliteStore;
 use accord::store::{CampaignStore, RedeemOutcome, RedemptionPlan, RedemptionStore};
 use chrono::Utc;
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{criterion_group, BenchmarkId, Criterion, Throughput};
 use rust_decimal::Decimal;
 use tokio::runtime::Runtime;
 use uuid::Uuid;
@@ -70,9 +74,13 @@ fn campaign(project: &str) -> Campaign {
     }
 }
 
-/// The `n`th redeem of the run; `hot`: with the campaign-wide charge.
-fn plan(c: &Campaign, n: u64, hot: bool) -> RedemptionPlan {
-    let user = format!("user-{}", n % 1000);
+/// Users the redeems of a criterion run take turns as.
+const USERS: u64 = 1000;
+
+/// The `n`th redeem of the run, by user `n % users`; `hot`: with the
+/// campaign-wide charge.
+fn plan(c: &Campaign, n: u64, hot: bool, users: u64) -> RedemptionPlan {
+    let user = format!("user-{}", n % users);
     let charge = |key: String| QuotaCharge {
         key,
         amount: Decimal::ONE,
@@ -130,7 +138,7 @@ where
                 if n >= total {
                     break;
                 }
-                let outcome = store.redeem(&plan(&c, n, hot)).await.unwrap();
+                let outcome = store.redeem(&plan(&c, n, hot, USERS)).await.unwrap();
                 assert!(matches!(outcome, RedeemOutcome::Recorded(_)));
             }
         }));
@@ -188,4 +196,186 @@ fn redeem(c: &mut Criterion) {
 }
 
 criterion_group!(benches, redeem);
-criterion_main!(benches);
+
+fn main() {
+    if let Ok(n) = std::env::var("ACCORD_BENCH_REDEMPTIONS") {
+        scale::run(n.parse().expect("ACCORD_BENCH_REDEMPTIONS: a number"));
+    } else {
+        benches();
+        Criterion::default().configure_from_args().final_summary();
+    }
+}
+
+/// `ACCORD_BENCH_REDEMPTIONS=n`: instead of criterion, each SQL store
+/// filled with `n` redemptions (64 callers, a new user each, every redeem
+/// also charging the campaign-wide key), with redeem latency (p50, p99 of
+/// 64 concurrent callers) measured empty and full, and the quota-usage
+/// reads timed at that size.
+mod scale {
+    use super::{
+        campaign, pg_schema, plan, Arc, AtomicU64, Campaign, CampaignStore, Duration, Instant,
+        Ordering, RedeemOutcome, RedemptionStore, SqliteStore, Uuid,
+    };
+
+    /// Concurrent callers.
+    const CALLERS: u64 = 64;
+    /// Redeems whose latency is sampled, empty and full, for `total`.
+    fn sample(total: u64) -> u64 {
+        (total / 10).clamp(1000, 20_000)
+    }
+
+    /// Runs redeems `from..to` with [`CALLERS`] callers; each one's latency.
+    async fn redeems<S: RedemptionStore + 'static>(
+        store: &Arc<S>,
+        c: &Arc<Campaign>,
+        from: u64,
+        to: u64,
+    ) -> Vec<Duration> {
+        let next = Arc::new(AtomicU64::new(from));
+        let mut tasks = Vec::new();
+        for _ in 0..CALLERS {
+            let (store, c, next) = (Arc::clone(store), Arc::clone(c), Arc::clone(&next));
+            tasks.push(tokio::spawn(async move {
+                let mut took = Vec::new();
+                loop {
+                    let n = next.fetch_add(1, Ordering::Relaxed);
+                    if n >= to {
+                        return took;
+                    }
+                    let p = plan(&c, n, true, u64::MAX);
+                    let began = Instant::now();
+                    let outcome = store.redeem(&p).await.unwrap();
+                    took.push(began.elapsed());
+                    assert!(matches!(outcome, RedeemOutcome::Recorded(_)));
+                }
+            }));
+        }
+        let mut all = Vec::new();
+        for t in tasks {
+            all.extend(t.await.unwrap());
+        }
+        all.sort();
+        all
+    }
+
+    fn ms(d: Duration) -> f64 {
+        d.as_secs_f64() * 1000.0
+    }
+
+    fn pct(sorted: &[Duration], q: usize) -> Duration {
+        sorted[(sorted.len() * q / 100).min(sorted.len() - 1)]
+    }
+
+    /// Median of `n` runs of `read`.
+    async fn timed<F, Fut>(n: usize, mut read: F) -> Duration
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = ()>,
+    {
+        let mut took = Vec::new();
+        for _ in 0..n {
+            let began = Instant::now();
+            read().await;
+            took.push(began.elapsed());
+        }
+        took.sort();
+        took[took.len() / 2]
+    }
+
+    // Rates as f64, for display only.
+    #[allow(clippy::cast_precision_loss)]
+    async fn store_at_scale<S>(name: &str, store: S, total: u64)
+    where
+        S: CampaignStore + RedemptionStore + 'static,
+    {
+        let store = Arc::new(store);
+        let sample = sample(total);
+        let c = Arc::new(campaign(&format!("bench-{}", Uuid::new_v4())));
+        store.insert_campaign(&c).await.unwrap();
+        let began = Instant::now();
+        let empty = redeems(&store, &c, 0, sample).await;
+        let empty_rate = sample as f64 / began.elapsed().as_secs_f64();
+        let mut done = sample;
+        let began = Instant::now();
+        while done < total {
+            let to = (done + 100_000).min(total);
+            redeems(&store, &c, done, to).await;
+            done = to;
+            eprintln!(
+                "{name}: {done} redemptions, {:.0}/s",
+                (done - sample) as f64 / began.elapsed().as_secs_f64()
+            );
+        }
+        let fill_rate = (total - sample) as f64 / began.elapsed().as_secs_f64();
+        let began = Instant::now();
+        let full = redeems(&store, &c, total, total + sample).await;
+        let full_rate = sample as f64 / began.elapsed().as_secs_f64();
+        let project = c.project_id.clone();
+        let keys = vec!["BENCH".to_owned(), format!("BENCH-user-{}", total / 2)];
+        let usage = timed(200, || async {
+            assert_eq!(store.quota_usage(&project, &keys).await.unwrap().len(), 2);
+        })
+        .await;
+        let by_prefix = timed(50, || async {
+            let page = store
+                .quota_usage_by_prefix(&project, "BENCH-user-5", None, 100)
+                .await
+                .unwrap();
+            assert_eq!(page.len(), 100);
+        })
+        .await;
+        let whole = timed(3, || async {
+            let all = store.campaign_quota_usage(&project, c.id).await.unwrap();
+            assert_eq!(all.len() as u64, total + sample + 1);
+        })
+        .await;
+        println!(
+            "{name}: {sample} redeems, {CALLERS} callers, empty: {empty_rate:.0}/s, p50 {:.2} ms, \
+             p99 {:.2} ms",
+            ms(pct(&empty, 50)),
+            ms(pct(&empty, 99))
+        );
+        println!("{name}: filled to {total} at {fill_rate:.0}/s");
+        println!(
+            "{name}: {sample} redeems at {total}: {full_rate:.0}/s, p50 {:.2} ms, p99 {:.2} ms",
+            ms(pct(&full, 50)),
+            ms(pct(&full, 99))
+        );
+        println!(
+            "{name}: at {total}: quota_usage of 2 keys {:.3} ms; quota_usage_by_prefix, \
+             100 keys {:.3} ms; campaign_quota_usage (every key) {:.0} ms",
+            ms(usage),
+            ms(by_prefix),
+            ms(whole)
+        );
+    }
+
+    pub fn run(total: u64) {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        println!(
+            "load average before: {}",
+            std::fs::read_to_string("/proc/loadavg")
+                .unwrap_or_default()
+                .trim()
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("scale.db");
+        let sqlite = rt
+            .block_on(SqliteStore::open(path.to_str().unwrap()))
+            .unwrap();
+        rt.block_on(store_at_scale("sqlite", sqlite, total));
+        if let Some(pg) = pg_schema::BenchSchema::open(&rt, "scale") {
+            rt.block_on(store_at_scale("postgres", pg.store.clone(), total));
+            pg.drop_schema(&rt);
+        }
+        println!(
+            "load average after: {}",
+            std::fs::read_to_string("/proc/loadavg")
+                .unwrap_or_default()
+                .trim()
+        );
+    }
+}

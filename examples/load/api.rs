@@ -63,9 +63,9 @@ pub fn client() -> Client {
 pub struct Limits {
     /// Redemptions per user.
     pub per_user: u32,
-    /// Redemptions in all.
+    /// Redemptions in all (0: no such quota).
     pub total: u32,
-    /// Sum of `points` in all.
+    /// Sum of `points` in all (0: no such quota).
     pub points: u32,
 }
 
@@ -84,9 +84,11 @@ pub struct Seeded {
 pub const APP: &str = "load-app";
 
 /// The campaign of a run: any cart of 100 or more gets 10 off; quotas per
-/// user, in all, and on the sum of the request's `points`.
+/// user, in all, and on the sum of the request's `points` (the last two
+/// campaign-wide keys, which every redeem updates; left out when their
+/// limit is 0).
 pub fn campaign_json(code: &str, limits: Limits) -> Value {
-    json!({
+    let mut campaign = json!({
         "name": format!("Load {code}"),
         "startDate": "2020-01-01T00:00:00Z",
         "endDate": "2099-01-01T00:00:00Z",
@@ -109,7 +111,16 @@ pub fn campaign_json(code: &str, limits: Limits) -> Value {
                       "data": [{"attribute": "amount", "value": "10", "valueType": "STRING"},
                                {"attribute": "currency", "value": "THB"}]}]
         }]
-    })
+    });
+    if let Some(quotas) = campaign["quotas"].as_array_mut() {
+        let (total, points) = (limits.total, limits.points);
+        quotas.retain(|q| match q["description"].as_str() {
+            Some("in all") => total > 0,
+            Some("points") => points > 0,
+            _ => true,
+        });
+    }
+    campaign
 }
 
 /// POSTs `body`; the JSON of a response with `expected` status, else an error.
@@ -326,12 +337,27 @@ pub async fn check_quotas(
     target: &Target,
     seeded: &Seeded,
 ) -> Result<QuotaCheck, BoxError> {
-    let url = target.campaign(&format!("/campaigns/{}/quotas", seeded.campaign_id));
-    let res = target.req(client, Method::GET, &url).send().await?;
-    if !res.status().is_success() {
-        return Err(format!("GET {url}: {}", res.status()).into());
+    // Every page of the quota view: each names the next in its `Link`.
+    let base = target.campaign(&format!("/campaigns/{}/quotas", seeded.campaign_id));
+    let mut url = format!("{base}?size=1000");
+    let mut usage: Vec<Value> = Vec::new();
+    loop {
+        let res = target.req(client, Method::GET, &url).send().await?;
+        if !res.status().is_success() {
+            return Err(format!("GET {url}: {}", res.status()).into());
+        }
+        let next = res
+            .headers()
+            .get("link")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|link| link.strip_prefix('<')?.split_once('>'))
+            .map(|(query, _)| format!("{base}{query}"));
+        usage.extend(res.json::<Vec<Value>>().await?);
+        match next {
+            Some(next) => url = next,
+            None => break,
+        }
     }
-    let usage: Vec<Value> = res.json().await?;
     let mut charged: BTreeMap<String, Decimal> = BTreeMap::new();
     let mut complete = 0;
     let mut page = 0;

@@ -34,6 +34,16 @@
 //! ```sh
 //! cargo run --release --example load -- --self-host --workload storefront --seconds 30 --concurrency 16
 //! ```
+//!
+//! `--workload redeem-hot` and `--workload redeem-user` send redeems only,
+//! a new user each: the first on the mixed campaign (every redeem updates
+//! its two campaign-wide keys), the second on a campaign whose one quota is
+//! per user (no two redeems share a key). The redeem throughput figures of
+//! `docs/benchmarks.md` come from them:
+//!
+//! ```sh
+//! cargo run --release --example load -- --self-host --workload redeem-hot --seconds 20 --concurrency 64
+//! ```
 
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -102,8 +112,12 @@ pub struct Args {
     #[arg(long, value_parser = clap::value_parser!(u32).range(0..=100))]
     pub search_percent: Option<u32>,
     /// What to send: `mixed` (one campaign with three quotas; search,
-    /// redeem and consent traffic, then the quota check) or `storefront`
-    /// (the benchmark's 200 storefront campaigns; searches only).
+    /// redeem and consent traffic, then the quota check), `storefront`
+    /// (the benchmark's 200 storefront campaigns; searches only),
+    /// `redeem-hot` (redeems only, a new user each, on the mixed campaign:
+    /// two of its keys are campaign-wide) or `redeem-user` (the same with
+    /// the per-user quota alone); both redeem workloads end with the quota
+    /// check.
     #[arg(long, value_enum, default_value_t = WorkloadKind::Mixed)]
     pub workload: WorkloadKind,
     /// Redemptions allowed per user.
@@ -118,6 +132,11 @@ pub enum WorkloadKind {
     Mixed,
     /// The 200 storefront campaigns of the benchmark generator; searches.
     Storefront,
+    /// Redeems only, each charging a per-user key and two campaign-wide
+    /// keys (in all, points) that every redeem updates.
+    RedeemHot,
+    /// Redeems only, each charging its per-user key alone.
+    RedeemUser,
 }
 
 /// A self-hosted server: stops when dropped.
@@ -204,13 +223,18 @@ pub struct Outcome {
 /// Seeds a campaign and a consent in `target`'s project, runs `mix`, then
 /// checks the quotas.
 pub async fn run_load(target: &Target, mix: Mix, per_user: u32) -> Result<Outcome, BoxError> {
-    let client = client();
-    let code = format!("LOAD-{}", &new_secret()[..10]).to_uppercase();
     let limits = Limits {
         per_user,
-        total: 1_000_000,
-        points: 10_000_000,
+        total: 1_000_000_000,
+        points: 2_000_000_000,
     };
+    run_with(target, mix, limits).await
+}
+
+/// [`run_load`] with the campaign's quotas `limits`.
+pub async fn run_with(target: &Target, mix: Mix, limits: Limits) -> Result<Outcome, BoxError> {
+    let client = client();
+    let code = format!("LOAD-{}", &new_secret()[..10]).to_uppercase();
     let seeded = seed(&client, target, &code, limits).await?;
     let report = run(target, &seeded, mix).await;
     let quotas = check_quotas(&client, target, &seeded).await?;
@@ -340,13 +364,8 @@ fn main() -> Result<(), BoxError> {
             }
             return storefront_summary(&outcome);
         }
-        let mix = Mix {
-            duration: Duration::from_secs(args.seconds),
-            concurrency: args.concurrency,
-            users: args.users.unwrap_or(2000),
-            search_percent: args.search_percent.unwrap_or(50),
-        };
-        let outcome = run_load(&target, mix, args.per_user).await?;
+        let (mix, limits) = mix_of(&args);
+        let outcome = run_with(&target, mix, limits).await?;
         print!("{}", outcome.report.table());
         println!(
             "elapsed {:.1} s; load average after: {}",
@@ -381,6 +400,31 @@ fn main() -> Result<(), BoxError> {
         println!("OK: no 5xx, no oversold quota");
         Ok(())
     })
+}
+
+/// The traffic and the campaign's quotas of a `mixed` or `redeem-…` run.
+fn mix_of(args: &Args) -> (Mix, Limits) {
+    let redeems_only = matches!(
+        args.workload,
+        WorkloadKind::RedeemHot | WorkloadKind::RedeemUser
+    );
+    let mix = Mix {
+        duration: Duration::from_secs(args.seconds),
+        concurrency: args.concurrency,
+        // Redeems only: a new user almost every time.
+        users: args
+            .users
+            .unwrap_or(if redeems_only { 1_000_000_000 } else { 2000 }),
+        search_percent: args.search_percent.unwrap_or(50),
+        redeems_only,
+    };
+    let hot = args.workload != WorkloadKind::RedeemUser;
+    let limits = Limits {
+        per_user: args.per_user,
+        total: if hot { 1_000_000_000 } else { 0 },
+        points: if hot { 2_000_000_000 } else { 0 },
+    };
+    (mix, limits)
 }
 
 /// Prints the storefront run; an error on any 5xx, 4xx or request without

@@ -145,6 +145,8 @@ pub struct Mix {
     /// Percent of requests that are searches; the rest are redeems and
     /// consent acceptances, 3 to 2.
     pub search_percent: u32,
+    /// Every request a redeem (`search_percent` ignored).
+    pub redeems_only: bool,
 }
 
 /// Runs `mix.concurrency` workers for `mix.duration`, each with its own
@@ -176,8 +178,16 @@ async fn worker(
     deadline: Instant,
 ) -> BTreeMap<Op, OpStats> {
     let users = mix.users;
-    let searches = mix.search_percent.min(100);
-    let redeems = searches + (100 - searches) * 3 / 5;
+    let searches = if mix.redeems_only {
+        0
+    } else {
+        mix.search_percent.min(100)
+    };
+    let redeems = if mix.redeems_only {
+        100
+    } else {
+        searches + (100 - searches) * 3 / 5
+    };
     let client = client();
     let mut rng = StdRng::seed_from_u64(rand::random::<u64>() ^ i);
     let mut stats: BTreeMap<Op, OpStats> = BTreeMap::new();

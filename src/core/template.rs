@@ -339,6 +339,10 @@ impl Template {
 /// Appends `value` with every `%` and `special` written `%XX` per UTF-8 byte.
 fn push_escaped(out: &mut String, value: &str, special: char) {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    if !value.contains(['%', special]) {
+        out.push_str(value);
+        return;
+    }
     for c in value.chars() {
         if c == '%' || c == special {
             let mut buf = [0u8; 4];

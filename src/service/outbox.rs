@@ -72,7 +72,7 @@ pub trait Sender: Send + Sync {
 }
 
 /// How the delivery worker runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WorkerSettings {
     /// Time between rounds when nothing was due.
     pub interval: Duration,
@@ -83,6 +83,8 @@ pub struct WorkerSettings {
     pub batch: u32,
     /// The retry schedule.
     pub retry: RetryPolicy,
+    /// Only this project's deliveries (`None`: every project's).
+    pub project: Option<String>,
 }
 
 impl Default for WorkerSettings {
@@ -93,6 +95,7 @@ impl Default for WorkerSettings {
             lease: Duration::from_secs(60),
             batch: 32,
             retry: RetryPolicy::default(),
+            project: None,
         }
     }
 }
@@ -240,7 +243,12 @@ impl<S: OutboxStore> OutboxService<S> {
     ) -> Result<usize> {
         let claimed = self
             .store
-            .claim_deliveries(self.clock.now(), settings.lease, settings.batch)
+            .claim_deliveries(
+                self.clock.now(),
+                settings.lease,
+                settings.batch,
+                settings.project.as_deref(),
+            )
             .await?;
         let n = claimed.len();
         let sends = claimed

@@ -63,11 +63,13 @@ pub trait OutboxStore: Send + Sync {
     /// lease` and counting the attempt. Safe with several workers on one
     /// database: each delivery is claimed by one of them; a worker that
     /// dies leaves a lease that expires, and the delivery is claimed again.
+    /// With `project`, only that project's deliveries.
     fn claim_deliveries(
         &self,
         now: DateTime<Utc>,
         lease: Duration,
         limit: u32,
+        project: Option<&str>,
     ) -> impl Future<Output = Result<Vec<Claimed>>> + Send;
 
     /// Records the outcome of the attempt `claimed` made (its `attempts`

@@ -878,9 +878,12 @@ impl accord::store::OutboxStore for Flaky {
         now: chrono::DateTime<chrono::Utc>,
         lease: std::time::Duration,
         limit: u32,
+        project: Option<&str>,
     ) -> Result<Vec<accord::outbox::webhook::Claimed>> {
         self.check()?;
-        self.inner.claim_deliveries(now, lease, limit).await
+        self.inner
+            .claim_deliveries(now, lease, limit, project)
+            .await
     }
     async fn finish_delivery(
         &self,

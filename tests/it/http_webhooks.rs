@@ -179,6 +179,7 @@ fn fast() -> WorkerSettings {
             // the system clock the worker reads.
             max_age: Duration::from_secs(400 * 86_400),
         },
+        project: None,
     }
 }
 
@@ -193,6 +194,7 @@ async fn until<F: std::future::Future<Output = bool>>(mut check: impl FnMut() ->
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[allow(clippy::too_many_lines)] // one story, start to end
 async fn deliveries_are_signed_retried_and_listed() {
     let s = start().await;
     let (rx, got) = receiver(1).await;

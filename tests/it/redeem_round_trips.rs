@@ -131,8 +131,9 @@ async fn a_redeem_makes_two_store_calls_on_sqlite() {
         .await
         .unwrap();
     // The campaign (and whether it has a code pool); BEGIN, the
-    // redemption, its usage read and written, the charges, COMMIT.
-    check(Arc::new(store), "SQLite", 7).await;
+    // redemption, its usage read and written, the charges, the outbox event
+    // and its deliveries, COMMIT.
+    check(Arc::new(store), "SQLite", 9).await;
 }
 
 #[cfg(feature = "postgres")]
@@ -158,6 +159,169 @@ async fn a_redeem_makes_two_store_calls_on_postgres() {
         .await
         .unwrap();
     // The campaign (and whether it has a code pool); BEGIN, the
-    // redemption, the guarded charge, the charges, COMMIT.
-    check(Arc::new(store), "PostgreSQL", 6).await;
+    // redemption, the guarded charge, the charges, the outbox event and its
+    // deliveries, COMMIT.
+    check(Arc::new(store), "PostgreSQL", 8).await;
+}
+
+/// A plan of one redemption of `campaign` by `user`, charging 1 to the
+/// user's key within `limit`, with idempotency key `key`.
+fn plan(
+    campaign: &accord::campaign::Campaign,
+    user: &str,
+    limit: u32,
+    key: &str,
+) -> accord::store::RedemptionPlan {
+    use accord::campaign::{QuotaCharge, Redemption, TxStatus};
+    accord::store::RedemptionPlan {
+        redemption: Redemption {
+            id: uuid::Uuid::new_v4(),
+            project_id: campaign.project_id.clone(),
+            campaign_id: campaign.id,
+            campaign_code: campaign.ref_code.clone(),
+            campaign_version: campaign.version,
+            status: TxStatus::Complete,
+            user_id: Some(user.to_owned()),
+            channel: None,
+            idempotency_key: Some(key.to_owned()),
+            request_fingerprint: None,
+            action_txs: Vec::new(),
+            quotas: vec![QuotaCharge {
+                key: format!("TRIPS-{user}"),
+                amount: 1.into(),
+                limit: limit.into(),
+                window: None,
+            }],
+            code: None,
+            created_date: chrono::Utc::now(),
+            cancelled_date: None,
+        },
+    }
+}
+
+/// Redeems sent at the same moment share one transaction: on a
+/// current-thread runtime, every redeem spawned before the first is polled
+/// is queued when the group's leader starts, so the eight below are one
+/// group. Returns (calls, statements) of the group, after checking each
+/// member's outcome: six recorded, one refused by its quota (rolled back
+/// alone), one replaying the idempotency key of the first (inside the same
+/// transaction).
+async fn group_of_eight<S: CampaignStore + RedemptionStore + 'static>(store: Arc<S>) -> (u64, u64) {
+    use accord::store::RedeemOutcome;
+
+    let project = uuid::Uuid::new_v4().to_string();
+    let service = CampaignService::new(Arc::clone(&store), Arc::new(SystemClock));
+    let c = service
+        .create_campaign(&project, campaign(), "t")
+        .await
+        .unwrap();
+    // The refused one's key is used up first.
+    let full = plan(&c, "full", 1, "k-full-0");
+    assert!(matches!(
+        store.redeem(&full).await.unwrap(),
+        RedeemOutcome::Recorded(_)
+    ));
+    let mut plans: Vec<_> = (0..6)
+        .map(|i| plan(&c, &format!("g{i}"), 10, &format!("k-{i}")))
+        .collect();
+    plans.push(plan(&c, "full", 1, "k-full-1"));
+    plans.push(plan(&c, "other", 10, "k-0"));
+    let (calls, statements) = sql_sent();
+    let tasks: Vec<_> = plans
+        .iter()
+        .cloned()
+        .map(|p| {
+            let store = Arc::clone(&store);
+            tokio::spawn(async move { store.redeem(&p).await.unwrap() })
+        })
+        .collect();
+    let mut outcomes = Vec::new();
+    for t in tasks {
+        outcomes.push(t.await.unwrap());
+    }
+    let (c2, s2) = sql_sent();
+    for (i, outcome) in outcomes.iter().enumerate().take(6) {
+        assert_eq!(
+            outcome,
+            &RedeemOutcome::Recorded(plans[i].redemption.clone()),
+            "member {i}"
+        );
+    }
+    assert!(
+        matches!(&outcomes[6], RedeemOutcome::QuotaExceeded { key, .. } if key == "TRIPS-full"),
+        "{:?}",
+        outcomes[6]
+    );
+    match &outcomes[7] {
+        RedeemOutcome::Replayed(r) => assert_eq!(r.id, plans[0].redemption.id),
+        other => panic!("not a replay: {other:?}"),
+    }
+    let usage = store
+        .quota_usage(
+            &project,
+            &[
+                "TRIPS-full".to_owned(),
+                "TRIPS-other".to_owned(),
+                "TRIPS-g0".to_owned(),
+            ],
+        )
+        .await
+        .unwrap();
+    assert_eq!(usage["TRIPS-full"], 1.into());
+    assert_eq!(
+        usage.get("TRIPS-other").copied().unwrap_or_default(),
+        0.into()
+    );
+    assert_eq!(usage["TRIPS-g0"], 1.into());
+    (c2 - calls, s2 - statements)
+}
+
+#[tokio::test]
+async fn concurrent_redeems_share_one_transaction_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path().join("accord.db").to_str().unwrap())
+        .await
+        .unwrap();
+    let (calls, statements) = group_of_eight(Arc::new(store)).await;
+    eprintln!("SQLite, a group of eight: {calls} store calls, {statements} statements");
+    assert_eq!(calls, 1, "one transaction");
+    // BEGIN; per recorded member the savepoint (sent with the release of
+    // the one before), the redemption, the usage read and written, the
+    // charges, the outbox event and its deliveries (6 × 7); the refused
+    // one: savepoint, redemption, usage read, the usage read again for the
+    // answer, rollback to its savepoint (5); the replay: savepoint, insert,
+    // the stored record and its charges read, rollback to its savepoint
+    // (5); COMMIT. A lone redeem sends what it did before groups (above).
+    assert_eq!(statements, 1 + 42 + 5 + 5 + 1);
+}
+
+#[cfg(feature = "postgres")]
+#[tokio::test]
+async fn concurrent_redeems_share_one_transaction_on_postgres() {
+    use std::str::FromStr;
+
+    use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+
+    let Some(url) = crate::pg_support::database_url("the redeem group test") else {
+        return;
+    };
+    let schema = crate::pg_support::create_schema(&url, "group", "").await;
+    let options = PgConnectOptions::from_str(&url)
+        .unwrap()
+        .options([("search_path", schema.name())]);
+    let pool = PgPoolOptions::new()
+        .max_connections(2)
+        .connect_with(options)
+        .await
+        .unwrap();
+    let store = accord::store::postgres::PostgresStore::from_pool(pool)
+        .await
+        .unwrap();
+    let (calls, statements) = group_of_eight(Arc::new(store)).await;
+    eprintln!("PostgreSQL, a group of eight: {calls} store calls, {statements} statements");
+    assert_eq!(calls, 1, "one transaction");
+    // As on SQLite, with one guarded upsert per charge instead of a read
+    // and a write (the refused one: the upsert that did nothing, then the
+    // usage read for the answer).
+    assert_eq!(statements, 1 + 36 + 5 + 5 + 1);
 }

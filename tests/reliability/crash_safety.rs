@@ -17,6 +17,10 @@
 //! `Idempotent-Replayed: true`) exactly when
 //! the store had recorded it.
 //!
+//! Each runs with 8 clients (few users: per-user quotas are reached) and
+//! with 64 (a new user nearly every time: redeems are committed in
+//! groups, and the kill lands among groups in flight).
+//!
 //! Also: two servers started with `--demo` at the same moment on one
 //! database load the sample data once.
 #![cfg(feature = "cli")]
@@ -56,10 +60,29 @@ const LIMITS: Limits = Limits {
     total: 400,
     points: 900,
 };
+/// The clients of a run.
+#[derive(Clone, Copy)]
+struct Clients {
+    /// Concurrent workers.
+    workers: usize,
+    /// Distinct users they redeem as.
+    users: u32,
+}
+
 /// 16 users × 4 per user: fewer than the redeems of a run, so per-user
 /// quotas are reached.
-const USERS: u32 = 16;
-const WORKERS: usize = 8;
+const FEW: Clients = Clients {
+    workers: 8,
+    users: 16,
+};
+
+/// 64 clients, rarely the same user twice: most redeems record, and the
+/// server commits them in groups (see `docs/operations.md`), so the kill
+/// lands among groups in flight.
+const MANY: Clients = Clients {
+    workers: 64,
+    users: 100_000,
+};
 
 /// What the clients saw.
 #[derive(Debug, Default)]
@@ -97,6 +120,7 @@ fn target(base: &str, token: &str, project: &str) -> Target {
 /// the next target. Stops when `stop` is set.
 async fn drive(
     i: usize,
+    users: u32,
     targets: Vec<Target>,
     seeded: Seeded,
     stop: Arc<AtomicBool>,
@@ -110,7 +134,7 @@ async fn drive(
         n += 1;
         let target = &targets[t];
         let after_kill = killed.load(Ordering::SeqCst);
-        let user = format!("user-{}", (u32::try_from(i).unwrap() * 7 + n * 13) % USERS);
+        let user = format!("user-{}", (u32::try_from(i).unwrap() * 7 + n * 13) % users);
         let answered = if n.is_multiple_of(2) {
             let key = format!("{}-w{i}-{n}", seeded.code);
             let points = 1 + n % 5;
@@ -182,14 +206,16 @@ async fn traffic_and_kill(
     victim: &mut ServerProcess,
     min_each: usize,
     after: Duration,
+    clients: Clients,
 ) -> Ledger {
     let stop = Arc::new(AtomicBool::new(false));
     let killed = Arc::new(AtomicBool::new(false));
     let ledger = Arc::new(Mutex::new(Ledger::default()));
-    let workers: Vec<_> = (0..WORKERS)
+    let workers: Vec<_> = (0..clients.workers)
         .map(|i| {
             tokio::spawn(drive(
                 i,
+                clients.users,
                 targets.to_vec(),
                 seeded.clone(),
                 stop.clone(),
@@ -407,8 +433,7 @@ async fn seed(target: &Target) -> Seeded {
 
 /// SQLite: SIGKILL the only server mid-stream, start a new process on the
 /// same file, and check.
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn sqlite_server_killed_mid_stream_loses_no_acknowledged_write() {
+async fn sqlite_killed_mid_stream(clients: Clients) {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}", dir.path().join("crash.db").display());
     let secret = load::new_secret();
@@ -418,7 +443,15 @@ async fn sqlite_server_killed_mid_stream_loses_no_acknowledged_write() {
     let mut first = ServerProcess::spawn(CHILD, &url, &secret, dir.path(), "first").await;
     let t1 = target(&first.base, &token, &project);
     let seeded = seed(&t1).await;
-    let ledger = traffic_and_kill(&[t1], &seeded, &mut first, 80, Duration::from_millis(200)).await;
+    let ledger = traffic_and_kill(
+        &[t1],
+        &seeded,
+        &mut first,
+        80,
+        Duration::from_millis(200),
+        clients,
+    )
+    .await;
 
     let second = ServerProcess::spawn(CHILD, &url, &secret, dir.path(), "second").await;
     let t2 = target(&second.base, &token, &project);
@@ -427,10 +460,19 @@ async fn sqlite_server_killed_mid_stream_loses_no_acknowledged_write() {
     store.close().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sqlite_server_killed_mid_stream_loses_no_acknowledged_write() {
+    sqlite_killed_mid_stream(FEW).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sqlite_server_killed_under_64_clients_loses_no_acknowledged_redeem() {
+    sqlite_killed_mid_stream(MANY).await;
+}
+
 /// PostgreSQL: two servers on one database, traffic over both; SIGKILL one
 /// mid-stream; the survivor keeps serving; check.
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn postgres_one_of_two_servers_killed_mid_stream_loses_no_acknowledged_write() {
+async fn postgres_one_of_two_killed_mid_stream(clients: Clients) {
     let Some(base_url) = pg_url() else { return };
     let (url, _schema) = fresh_schema(&base_url, "crash").await;
     let dir = tempfile::tempdir().unwrap();
@@ -449,6 +491,7 @@ async fn postgres_one_of_two_servers_killed_mid_stream_loses_no_acknowledged_wri
         &mut victim,
         80,
         Duration::from_secs(1),
+        clients,
     )
     .await;
     assert!(
@@ -458,6 +501,16 @@ async fn postgres_one_of_two_servers_killed_mid_stream_loses_no_acknowledged_wri
     let store = PostgresStore::connect(&url).await.unwrap();
     verify(&store, &ts, &seeded, &ledger).await;
     store.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_one_of_two_servers_killed_mid_stream_loses_no_acknowledged_write() {
+    postgres_one_of_two_killed_mid_stream(FEW).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_one_of_two_servers_killed_under_64_clients_loses_no_acknowledged_redeem() {
+    postgres_one_of_two_killed_mid_stream(MANY).await;
 }
 
 /// Two servers started with `--demo` at the same moment on one database:

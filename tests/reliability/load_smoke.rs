@@ -23,6 +23,7 @@ const MIX: Mix = Mix {
     // (60 redemptions in all), under contention.
     users: 20,
     search_percent: 50,
+    redeems_only: false,
 };
 
 async fn smoke(database_url: &str) {

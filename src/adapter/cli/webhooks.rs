@@ -71,6 +71,7 @@ impl WebhookFlags {
                 max_attempts: i32::from(self.webhook_max_attempts.max(1)),
                 max_age: self.webhook_max_age,
             },
+            project: None,
         }
     }
 }

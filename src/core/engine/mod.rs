@@ -96,6 +96,13 @@ pub struct ActionHit<'e> {
     wire: &'e Arc<RuleRef>,
 }
 
+/// The benefit, so that quota charges read matched benefits in place.
+impl std::borrow::Borrow<Then> for ActionHit<'_> {
+    fn borrow(&self) -> &Then {
+        &self.action
+    }
+}
+
 impl ActionHit<'_> {
     /// The wire form, as the search response shows it: its parts shared
     /// with the snapshot, nothing copied.
@@ -521,12 +528,11 @@ fn evaluate_campaign<'e, 'p>(
     let charges = if cc.quotas.is_empty() {
         Vec::new()
     } else {
-        let benefits: Vec<&Then> = actions.iter().map(|a| &*a.action).collect();
-        let merged = benefit::merge(
-            (0..cc.quotas.len())
-                .filter_map(|q| benefit::charge(cc, q, &benefits, req, now).ok())
-                .collect(),
+        let mut charges = Vec::with_capacity(cc.quotas.len());
+        charges.extend(
+            (0..cc.quotas.len()).filter_map(|q| benefit::charge(cc, q, &actions, req, now).ok()),
         );
+        let merged = benefit::merge(charges);
         match merged {
             Ok(charges) => charges,
             // No redemption could charge these quotas: redeem fails alike.

@@ -1,6 +1,7 @@
 //! Webhook endpoints, their deliveries and attempts, the signature and the
 //! retry schedule: the pure half of sending events out.
 
+use std::fmt::Write as _;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -260,8 +261,11 @@ impl RetryPolicy {
         if d.failures >= self.max_attempts || age >= self.max_age {
             return Next::Dead;
         }
-        let seed = d.event_id.as_u128() as u64
-            ^ d.endpoint_id.as_u128() as u64
+        // The low halves of the two ids (their random bits), mixed with the
+        // attempt.
+        let low = |id: uuid::Uuid| id.as_u64_pair().1;
+        let seed = low(d.event_id)
+            ^ low(d.endpoint_id)
             ^ u64::try_from(d.attempts)
                 .unwrap_or(0)
                 .wrapping_mul(0x9E37_79B9_7F4A_7C15);
@@ -282,7 +286,7 @@ pub fn signature(secret: &str, unix_seconds: i64, body: &[u8]) -> String {
     let tag = mac.finalize().into_bytes();
     let mut hex = String::with_capacity(64);
     for b in tag {
-        hex.push_str(&format!("{b:02x}"));
+        let _ = write!(hex, "{b:02x}");
     }
     format!("t={unix_seconds},v1={hex}")
 }

@@ -7,7 +7,9 @@
 //! than the rest of the search. So a service keeps what it read, per
 //! project and key, for the same interval it trusts its compiled catalog
 //! ([`DEFAULT_REFRESH`](super::snapshots::DEFAULT_REFRESH) unless set with
-//! [`with_refresh_interval`](super::CampaignService::with_refresh_interval)):
+//! [`with_refresh_interval`](super::CampaignService::with_refresh_interval)).
+//! The keys a search does not find here are read from the store at once,
+//! in one call (on the SQL stores, one statement). What a search sees:
 //!
 //! - **read your writes**: a redeem or a cancel through this service forgets
 //!   the keys it charged or gave back, once the store has written them; a

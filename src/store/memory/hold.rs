@@ -65,9 +65,14 @@ impl State {
         window: Option<QuotaWindow>,
         at: DateTime<Utc>,
     ) -> CounterUsage {
-        let marks = self
-            .marks
-            .get(&(project.to_owned(), key.to_owned(), seconds(window)));
+        // No rolling quota or hold anywhere (the common case): no owned
+        // lookup key to build, for each of the keys a search reads.
+        let marks = if self.marks.is_empty() {
+            None
+        } else {
+            self.marks
+                .get(&(project.to_owned(), key.to_owned(), seconds(window)))
+        };
         let marks = marks.into_iter().flat_map(HashMap::values);
         let mut out = CounterUsage::default();
         if window.is_some() {

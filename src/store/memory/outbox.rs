@@ -161,6 +161,7 @@ impl OutboxStore for MemoryStore {
         now: DateTime<Utc>,
         lease: Duration,
         limit: u32,
+        project: Option<&str>,
     ) -> Result<Vec<Claimed>> {
         let until = now + chrono::Duration::from_std(lease).map_err(crate::Error::internal)?;
         let mut s = lock(&self.outbox);
@@ -168,7 +169,8 @@ impl OutboxStore for MemoryStore {
             .deliveries
             .iter()
             .filter(|((p, e, _), h)| {
-                h.delivery.state == DeliveryState::Pending
+                project.is_none_or(|only| only == p)
+                    && h.delivery.state == DeliveryState::Pending
                     && h.delivery.next_at.is_some_and(|t| t <= now)
                     && h.lease_until.is_none_or(|t| t <= now)
                     && s.endpoint(p, *e).is_some_and(|e| e.enabled)

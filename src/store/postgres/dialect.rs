@@ -230,10 +230,16 @@ impl Dialect for PostgresStore {
         installed_on TIMESTAMPTZ NOT NULL DEFAULT now())";
     const NEXT_SEQ: &'static str = "SELECT nextval('consent_seq') AS last";
     const MIGRATOR: &'static sqlx::migrate::Migrator = &super::MIGRATOR;
+    const GROUP_LEADERS: usize = super::GROUP_LEADERS;
+    const WRITE_LIMIT: Option<std::time::Duration> = Some(super::WRITE_LIMIT);
     const HAS_TABLE: &'static str = "SELECT 1 AS found WHERE to_regclass($1) IS NOT NULL";
 
     fn pool(&self) -> &sqlx::Pool<Postgres> {
         &self.pool
+    }
+
+    fn redeem_queue(&self) -> &crate::store::sql::queue::RedeemQueue {
+        &self.redeems
     }
 
     run_statements!();

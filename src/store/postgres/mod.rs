@@ -62,6 +62,7 @@ use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 use sqlx::Connection;
 
 use super::sql::calls::{detached, read_timed_out};
+use super::sql::queue::RedeemQueue;
 use super::sql::{db_error, migrate};
 use crate::{Error, Result};
 
@@ -70,6 +71,11 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres")
 
 /// Connections of the pool [`PostgresStore::connect`] opens.
 const POOL_SIZE: u32 = 10;
+
+/// Leaders of groups of redeems at once (`crate::store::sql::group`):
+/// groups on different quota keys run side by side, each on a connection
+/// of the pool; groups on one key wait for each other's row lock.
+const GROUP_LEADERS: usize = 4;
 
 /// How long a call waits for a working connection — a free one, or a new
 /// one while the database refuses connections — before failing as
@@ -122,6 +128,8 @@ pub struct PostgresStore {
     /// Longest a caller waits for one call: [`CALL_TIMEOUT`], or longer
     /// when the pool's acquire timeout was configured longer.
     call_timeout: Duration,
+    /// Redeems waiting to be committed in a group (see the module docs).
+    redeems: RedeemQueue,
 }
 
 /// How [`PostgresStore::connect_with`] sets up its pool. Build it from
@@ -184,6 +192,7 @@ impl PostgresStore {
         let store = PostgresStore {
             pool,
             call_timeout: CALL_TIMEOUT.max(options.acquire_timeout + Duration::from_secs(1)),
+            redeems: RedeemQueue::default(),
         };
         if options.migrate {
             store.migrate().await?;
@@ -251,6 +260,7 @@ impl PostgresStore {
         PostgresStore {
             pool,
             call_timeout: CALL_TIMEOUT,
+            redeems: RedeemQueue::default(),
         }
     }
 

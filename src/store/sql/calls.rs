@@ -181,7 +181,7 @@ macro_rules! store_calls {
             ) -> $crate::Result<$crate::store::RedeemOutcome> {
                 let plan = plan.clone();
                 self.write_call(move |s| async move {
-                    $crate::store::sql::redemption::redeem(&s, &plan).await
+                    $crate::store::sql::group::redeem(&s, plan).await
                 })
                 .await
             }

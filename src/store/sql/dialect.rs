@@ -67,11 +67,22 @@ pub(crate) trait Dialect: Clone + Send + Sync + 'static {
     /// A query with a row when table `$1` exists.
     const HAS_TABLE: &'static str;
 
+    /// Leaders of groups of redeems at once (see `group.rs`): one
+    /// where writes are serialised anyway (SQLite), more where groups on
+    /// different keys can run side by side.
+    const GROUP_LEADERS: usize;
+
+    /// Longest a write's own task runs, where the dialect bounds it.
+    const WRITE_LIMIT: Option<Duration>;
+
     /// The embedded migrations.
     const MIGRATOR: &'static sqlx::migrate::Migrator;
 
     /// The pool.
     fn pool(&self) -> &sqlx::Pool<Self::Db>;
+
+    /// The store's queue of redeems waiting to be grouped.
+    fn redeem_queue(&self) -> &super::queue::RedeemQueue;
 
     /// The rows of `sql`.
     fn fetch_all<'c>(

@@ -279,6 +279,7 @@ async fn try_claim<D: Dialect>(
     now: DateTime<Utc>,
     until: DateTime<Utc>,
     limit: u32,
+    project: Option<&str>,
 ) -> Result<Vec<Claimed>, Abort> {
     let mut tx = db.begin_write().await?;
     // The conditions are repeated outside the subquery: PostgreSQL checks
@@ -287,18 +288,27 @@ async fn try_claim<D: Dialect>(
         "UPDATE webhook_delivery SET lease_until = $2, attempts = attempts + 1 \
          WHERE (project_id, endpoint_id, event_id) IN ( \
             SELECT d.project_id, d.endpoint_id, d.event_id FROM webhook_delivery d \
-            WHERE d.state = 'PENDING' AND d.next_at <= $1 \
+            WHERE d.state = 'PENDING' AND d.next_at <= $1{} \
             AND (d.lease_until IS NULL OR d.lease_until <= $1) \
             AND EXISTS (SELECT 1 FROM webhook_endpoint e \
                 WHERE e.project_id = d.project_id AND e.id = d.endpoint_id AND e.enabled = 1) \
             ORDER BY d.next_at LIMIT $3{}) \
          AND state = 'PENDING' AND (lease_until IS NULL OR lease_until <= $1) \
          RETURNING {DELIVERY_COLUMNS}",
+        if project.is_some() {
+            " AND d.project_id = $4"
+        } else {
+            ""
+        },
         D::SKIP_LOCKED
     ))
     .bind(now)
     .bind(until)
     .bind(i64::from(limit));
+    let claim = match project {
+        Some(p) => claim.bind(p),
+        None => claim,
+    };
     let claimed = rows::<D>(tx.conn(), &claim)
         .await?
         .iter()
@@ -338,9 +348,10 @@ pub(crate) async fn claim_deliveries<D: Dialect>(
     now: DateTime<Utc>,
     lease: Duration,
     limit: u32,
+    project: Option<&str>,
 ) -> Result<Vec<Claimed>> {
     let until = now + chrono::Duration::from_std(lease).map_err(Error::internal)?;
-    retry::<D, _, _, _>(|| try_claim(db, now, until, limit)).await
+    retry::<D, _, _, _>(|| try_claim(db, now, until, limit, project)).await
 }
 
 /// [`OutboxStore::finish_delivery`](crate::store::OutboxStore::finish_delivery).
@@ -611,9 +622,18 @@ macro_rules! outbox_calls {
                 now: chrono::DateTime<chrono::Utc>,
                 lease: std::time::Duration,
                 limit: u32,
+                project: Option<&str>,
             ) -> $crate::Result<Vec<$crate::core::outbox::webhook::Claimed>> {
+                let project = project.map(str::to_owned);
                 self.write_call(move |s| async move {
-                    $crate::store::sql::outbox::claim_deliveries(&s, now, lease, limit).await
+                    $crate::store::sql::outbox::claim_deliveries(
+                        &s,
+                        now,
+                        lease,
+                        limit,
+                        project.as_deref(),
+                    )
+                    .await
                 })
                 .await
             }

@@ -27,7 +27,7 @@ use super::query::{Arg, Json, Sql, SqlRow};
 use super::{action_txs_from_json, action_txs_json, limit_offset, marks};
 use crate::core::campaign::{QuotaCharge, QuotaUsage, QuotaWindow, Redemption, TxStatus};
 use crate::core::outbox::OutboxEvent;
-use crate::store::{Page, RedeemOutcome, RedemptionPlan, RedemptionQuery};
+use crate::store::{Page, RedeemOutcome, RedemptionQuery};
 use crate::{Error, Result};
 
 /// The columns a [`Redemption`] (without its charges) is read from.
@@ -199,16 +199,28 @@ pub(crate) async fn insert_charges<D: Dialect>(
     Ok(())
 }
 
-async fn try_redeem<D: Dialect>(db: &D, r: &Redemption) -> Result<RedeemOutcome, Abort> {
-    let mut tx = db.begin_write().await?;
-    if !insert_redemption::<D>(tx.conn(), r).await? {
-        tx.rollback().await?;
+/// How one redeem's statements ended, inside the caller's transaction.
+pub(crate) enum Step {
+    /// Recorded and charged: the caller commits.
+    Recorded,
+    /// Refused, or a replay of its idempotency key: the caller rolls back
+    /// what the redeem wrote and answers this.
+    Undo(Box<RedeemOutcome>),
+}
+
+/// The statements of one redeem `r` inside the caller's write transaction
+/// (see the module docs).
+pub(crate) async fn redeem_steps<D: Dialect>(
+    conn: &mut Conn<D>,
+    r: &Redemption,
+) -> Result<Step, Abort> {
+    if !insert_redemption::<D>(conn, r).await? {
         // Only the idempotency key can make the insert do nothing, and the
-        // redemption holding it has committed (a new statement sees it).
+        // redemption holding it has committed, or is this transaction's
+        // own: a new statement sees it.
         let key = r.idempotency_key.as_deref().unwrap_or_default();
-        let mut conn = acquire(db).await?;
-        return match fetch_redemption::<D>(&mut conn, &r.project_id, By::Key(key), false).await? {
-            Some(stored) => Ok(RedeemOutcome::Replayed(stored)),
+        return match fetch_redemption::<D>(conn, &r.project_id, By::Key(key), false).await? {
+            Some(stored) => Ok(Step::Undo(Box::new(RedeemOutcome::Replayed(stored)))),
             None => Err(Abort::Fail(Error::internal(
                 "idempotency key claimed by a redemption that cannot be read",
             ))),
@@ -216,36 +228,37 @@ async fn try_redeem<D: Dialect>(db: &D, r: &Redemption) -> Result<RedeemOutcome,
     }
     // The code first, always before the quota keys: one lock order.
     if let Some(code) = &r.code {
-        if let Some(refusal) = super::codes::take_code::<D>(
-            tx.conn(),
-            &r.project_id,
-            r.campaign_id,
-            code,
-            r.created_date,
-        )
-        .await?
+        if let Some(refusal) =
+            super::codes::take_code::<D>(conn, &r.project_id, r.campaign_id, code, r.created_date)
+                .await?
         {
-            tx.rollback().await?;
-            return Ok(RedeemOutcome::CodeRefused(refusal));
+            return Ok(Step::Undo(Box::new(RedeemOutcome::CodeRefused(refusal))));
         }
     }
-    if let Some((key, used, limit)) = marks::charge_all::<D>(
-        tx.conn(),
-        &r.project_id,
-        &r.quotas,
-        r.id,
-        r.created_date,
-        None,
-    )
-    .await?
+    if let Some((key, used, limit)) =
+        marks::charge_all::<D>(conn, &r.project_id, &r.quotas, r.id, r.created_date, None).await?
     {
-        tx.rollback().await?;
-        return Ok(RedeemOutcome::QuotaExceeded { key, used, limit });
+        let refused = RedeemOutcome::QuotaExceeded { key, used, limit };
+        return Ok(Step::Undo(Box::new(refused)));
     }
-    insert_charges::<D>(tx.conn(), r).await?;
-    super::outbox::append::<D>(tx.conn(), &OutboxEvent::for_redemption(r)).await?;
-    tx.commit().await?;
-    Ok(RedeemOutcome::Recorded(r.clone()))
+    insert_charges::<D>(conn, r).await?;
+    super::outbox::append::<D>(conn, &OutboxEvent::for_redemption(r)).await?;
+    Ok(Step::Recorded)
+}
+
+/// One redeem in a transaction of its own.
+pub(crate) async fn try_redeem<D: Dialect>(db: &D, r: &Redemption) -> Result<RedeemOutcome, Abort> {
+    let mut tx = db.begin_write().await?;
+    match redeem_steps::<D>(tx.conn(), r).await? {
+        Step::Recorded => {
+            tx.commit().await?;
+            Ok(RedeemOutcome::Recorded(r.clone()))
+        }
+        Step::Undo(outcome) => {
+            tx.rollback().await?;
+            Ok(*outcome)
+        }
+    }
 }
 
 async fn try_cancel<D: Dialect>(
@@ -333,11 +346,6 @@ async fn try_list<D: Dialect>(
         size: query.size,
         total: u64::try_from(total).unwrap_or_default(),
     })
-}
-
-/// [`RedemptionStore::redeem`](crate::store::RedemptionStore::redeem).
-pub(crate) async fn redeem<D: Dialect>(db: &D, plan: &RedemptionPlan) -> Result<RedeemOutcome> {
-    retry::<D, _, _, _>(|| try_redeem(db, &plan.redemption)).await
 }
 
 /// [`RedemptionStore::cancel_redemption`](crate::store::RedemptionStore::cancel_redemption).

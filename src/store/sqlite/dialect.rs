@@ -20,6 +20,7 @@ use crate::store::sql::content::{json_path, number_keys_json, FilterValue};
 use crate::store::sql::dialect::{execute, row, run_statements, Abort, Dialect, Tx};
 use crate::store::sql::marks::{sweep_key, usage};
 use crate::store::sql::query::{self as query, native_getters, Arg, Json, Sql, SqlRow, Typed};
+use crate::store::sql::queue::RedeemQueue;
 
 use crate::store::sql::{corrupt, is_unique_violation, Fault};
 use crate::store::SortDirection;
@@ -129,11 +130,19 @@ impl Dialect for SqliteStore {
     const NEXT_SEQ: &'static str =
         "UPDATE consent_seq SET last = last + 1 WHERE id = 1 RETURNING last";
     const MIGRATOR: &'static sqlx::migrate::Migrator = &super::MIGRATOR;
+    // One writer at a time holds the file's write lock anyway.
+    const GROUP_LEADERS: usize = 1;
+    // Bounded by the write queue and the busy timeout instead.
+    const WRITE_LIMIT: Option<std::time::Duration> = None;
     const HAS_TABLE: &'static str =
         "SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = $1";
 
     fn pool(&self) -> &sqlx::Pool<Sqlite> {
         &self.pool
+    }
+
+    fn redeem_queue(&self) -> &RedeemQueue {
+        &self.redeems
     }
 
     run_statements!();

@@ -55,6 +55,7 @@ use tokio::sync::Mutex;
 
 use super::sql::calls::detached;
 use super::sql::dialect::{Abort, Dialect as _};
+use super::sql::queue::RedeemQueue;
 use super::sql::{db_error, migrate};
 use crate::{Error, Result};
 
@@ -87,6 +88,8 @@ pub struct SqliteStore {
     pool: SqlitePool,
     /// Queue of this process's writers (see the module docs).
     write_gate: Arc<Mutex<()>>,
+    /// Redeems waiting to be committed in a group (see the module docs).
+    redeems: RedeemQueue,
 }
 
 // Every storage role, checked when the crate compiles.
@@ -163,6 +166,7 @@ impl SqliteStore {
         SqliteStore {
             pool,
             write_gate: Arc::new(Mutex::new(())),
+            redeems: RedeemQueue::default(),
         }
     }
 

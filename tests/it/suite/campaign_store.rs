@@ -61,6 +61,7 @@ macro_rules! campaign_store_tests {
             campaign_quota_usage_lists_keys,
             quota_usage_by_prefix_pages_a_key_range,
             concurrent_redeems_never_oversell,
+            mixed_concurrent_redeems_each_all_or_nothing,
             concurrent_same_key_records_once,
             concurrent_cancels_give_back_once,
             writes_dropped_midway_leave_the_store_whole,

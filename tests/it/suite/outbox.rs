@@ -30,6 +30,7 @@ macro_rules! outbox_tests {
             claims_lease_and_fence,
             failures_back_off_then_deliver_or_die,
             disabled_endpoints_get_nothing,
+            concurrent_claims_take_each_delivery_once,
         );
     };
 }
@@ -286,6 +287,7 @@ pub async fn consent_changes_write_events_and_erasure_forgets_the_subject<S: Sto
 /// recorded. A redelivery makes it pending again.
 pub async fn claims_lease_and_fence<S: Store>(store: Arc<S>) {
     let f = fx(store);
+    let project = f.project.clone();
     let hook = f
         .outbox
         .create_endpoint(&f.project, input(&[], true))
@@ -302,20 +304,30 @@ pub async fn claims_lease_and_fence<S: Store>(store: Arc<S>) {
             .filter(|c| c.delivery.project_id == f.project)
             .collect::<Vec<_>>()
     };
-    let first = mine(f.store.claim_deliveries(t0(), lease, 1000).await.unwrap());
+    let first = mine(
+        f.store
+            .claim_deliveries(t0(), lease, 1000, Some(&project))
+            .await
+            .unwrap(),
+    );
     assert_eq!(first.len(), 1);
     assert_eq!(first[0].delivery.attempts, 1);
     assert_eq!(first[0].url, "http://127.0.0.1:9/hook");
     assert_eq!(first[0].secret, hook.secret);
     let again = mine(
         f.store
-            .claim_deliveries(t0() + Duration::seconds(59), lease, 1000)
+            .claim_deliveries(t0() + Duration::seconds(59), lease, 1000, Some(&project))
             .await
             .unwrap(),
     );
     assert!(again.is_empty(), "leased");
     let later = t0() + Duration::seconds(61);
-    let second = mine(f.store.claim_deliveries(later, lease, 1000).await.unwrap());
+    let second = mine(
+        f.store
+            .claim_deliveries(later, lease, 1000, Some(&project))
+            .await
+            .unwrap(),
+    );
     assert_eq!(second.len(), 1, "the lease expired: claimed again");
     assert_eq!(second[0].delivery.attempts, 2);
     assert_eq!(second[0].event.id, first[0].event.id, "the same event id");
@@ -347,7 +359,7 @@ pub async fn claims_lease_and_fence<S: Store>(store: Arc<S>) {
     assert_eq!(attempts[0].attempt, 2);
     assert!(mine(
         f.store
-            .claim_deliveries(later + Duration::hours(1), lease, 1000)
+            .claim_deliveries(later + Duration::hours(1), lease, 1000, Some(&project))
             .await
             .unwrap()
     )
@@ -363,7 +375,7 @@ pub async fn claims_lease_and_fence<S: Store>(store: Arc<S>) {
     assert_eq!(d.next_at, Some(later + Duration::minutes(5)));
     let third = mine(
         f.store
-            .claim_deliveries(later + Duration::minutes(5), lease, 1000)
+            .claim_deliveries(later + Duration::minutes(5), lease, 1000, Some(&project))
             .await
             .unwrap(),
     );
@@ -377,13 +389,16 @@ pub async fn claims_lease_and_fence<S: Store>(store: Arc<S>) {
     assert_eq!(missing.code(), "delivery_not_found");
 }
 
+/// (url, headers, body) of one send.
+pub type Sent = (String, Vec<(&'static str, String)>, Vec<u8>);
+
 /// A sender that answers from a script, recording what it was sent.
 #[derive(Default)]
 pub struct Scripted {
     /// The answers, in order (the last one repeats).
     pub answers: Mutex<Vec<SendOutcome>>,
     /// (url, headers, body) of every send.
-    pub sent: Mutex<Vec<(String, Vec<(&'static str, String)>, Vec<u8>)>>,
+    pub sent: Mutex<Vec<Sent>>,
 }
 
 impl Sender for Scripted {
@@ -431,6 +446,7 @@ pub async fn failures_back_off_then_deliver_or_die<S: Store>(store: Arc<S>) {
             max_attempts: 3,
             max_age: StdDuration::from_secs(86_400),
         },
+        project: Some(f.project.clone()),
     };
     let sender = Scripted {
         answers: Mutex::new(vec![
@@ -472,8 +488,8 @@ pub async fn failures_back_off_then_deliver_or_die<S: Store>(store: Arc<S>) {
     let (d3, attempts) = state().await;
     assert_eq!(d3.state, DeliveryState::Delivered);
     assert_eq!(attempts.len(), 3);
-    let sent = sender.sent.lock().unwrap();
-    for (url, headers, body) in sent.iter() {
+    let sent = sender.sent.lock().unwrap().clone();
+    for (url, headers, body) in &sent {
         assert_eq!(url, "http://127.0.0.1:9/hook");
         let h = |n: &str| headers.iter().find(|(k, _)| *k == n).unwrap().1.clone();
         assert_eq!(h("accord-event-id"), event.to_string());
@@ -486,7 +502,6 @@ pub async fn failures_back_off_then_deliver_or_die<S: Store>(store: Arc<S>) {
             3600
         ));
     }
-    drop(sent);
 
     // Always failing: dead after 3 failures.
     f.campaigns
@@ -539,7 +554,7 @@ pub async fn disabled_endpoints_get_nothing<S: Store>(store: Arc<S>) {
         let (store, project) = (Arc::clone(&f.store), f.project.clone());
         async move {
             store
-                .claim_deliveries(at, StdDuration::from_secs(60), 1000)
+                .claim_deliveries(at, StdDuration::from_secs(60), 1000, Some(&project))
                 .await
                 .unwrap()
                 .into_iter()
@@ -575,4 +590,55 @@ pub async fn disabled_endpoints_get_nothing<S: Store>(store: Arc<S>) {
             .code(),
         "delivery_not_found"
     );
+}
+
+/// Eight workers claiming at once (on PostgreSQL, eight connections: the
+/// claims skip the rows another holds) take each due delivery exactly once.
+pub async fn concurrent_claims_take_each_delivery_once<S: Store>(store: Arc<S>) {
+    let f = fx(store);
+    f.outbox
+        .create_endpoint(&f.project, input(&[], true))
+        .await
+        .unwrap();
+    f.campaign("MANY", 1000).await;
+    for i in 0..40 {
+        f.campaigns
+            .redeem(&f.project, &redeem("MANY", &format!("u{i}"), None))
+            .await
+            .unwrap();
+    }
+    let mut tasks = Vec::new();
+    for _ in 0..8 {
+        let (store, project) = (Arc::clone(&f.store), f.project.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut mine = Vec::new();
+            for _ in 0..20 {
+                let claimed = store
+                    .claim_deliveries(
+                        t0() + Duration::seconds(1),
+                        StdDuration::from_secs(60),
+                        3,
+                        Some(&project),
+                    )
+                    .await
+                    .unwrap();
+                mine.extend(
+                    claimed
+                        .into_iter()
+                        .filter(|c| c.delivery.project_id == project)
+                        .map(|c| c.event.id),
+                );
+            }
+            mine
+        }));
+    }
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await.unwrap());
+    }
+    let n = all.len();
+    all.sort();
+    all.dedup();
+    assert_eq!(all.len(), n, "a delivery claimed twice");
+    assert_eq!(n, 40, "every due delivery claimed");
 }

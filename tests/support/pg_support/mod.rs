@@ -5,6 +5,7 @@
 //! next run, which drops schemas older than an hour).
 #![allow(dead_code)] // each test binary uses part of it
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use sqlx::Connection;
@@ -95,15 +96,21 @@ pub fn drop_schema(url: &str, schema: &str) {
     }
 }
 
-/// Creates the schema `accord_<kind>_<unix time>_<pid>[_<tag>]`, after
-/// dropping the schemas of the same kind left by runs more than an hour
-/// old; the guard drops it.
+/// Schemas this process made (see [`create_schema`]).
+static MADE: AtomicU32 = AtomicU32::new(0);
+
+/// Creates the schema `accord_<kind>_<unix time>_<pid>_<n>[_<tag>]` (`n`
+/// counts the schemas this process made, so two tests with the same tag
+/// started in the same second get schemas of their own), after dropping the
+/// schemas of the same kind left by runs more than an hour old; the guard
+/// drops it.
 pub async fn create_schema(url: &str, kind: &str, tag: &str) -> Schema {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
         .as_secs();
-    let mut name = format!("accord_{kind}_{now}_{}", std::process::id());
+    let n = MADE.fetch_add(1, Ordering::Relaxed);
+    let mut name = format!("accord_{kind}_{now}_{}_{n}", std::process::id());
     if !tag.is_empty() {
         name = format!("{name}_{tag}");
     }

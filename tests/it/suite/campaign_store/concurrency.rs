@@ -154,6 +154,67 @@ pub async fn concurrent_cancels_give_back_once<S: Store>(store: Arc<S>) {
     assert_eq!(usage[SHARED_KEY], d("1"));
 }
 
+/// Concurrent redeems of three kinds, however a store groups them into
+/// transactions: each is all-or-nothing on its own. 32 good redeems; 16
+/// that charge the same key and then a second key past its limit (refused
+/// at the second: the first key's charge must go too); 16 with one
+/// idempotency key (one records, 15 replay it). Several rounds, so that
+/// a grouping store sees groups of every mix.
+pub async fn mixed_concurrent_redeems_each_all_or_nothing<S: Store>(store: Arc<S>) {
+    const ROUNDS: usize = 4;
+    let c = shared_quota_campaign(&*store).await;
+    let mut want_used = 0u64;
+    for round in 0..ROUNDS {
+        let mut tasks = JoinSet::new();
+        for i in 0..64_i64 {
+            let at = t(i64::try_from(round).unwrap() * 100 + i, 0);
+            let p = match i % 4 {
+                0 | 2 => keyed(
+                    plan(&c, &[(SHARED_KEY, "1", "100000")], at),
+                    &format!("good-{round}-{i}"),
+                ),
+                1 => keyed(
+                    plan(&c, &[(SHARED_KEY, "1", "100000"), ("tight", "2", "1")], at),
+                    &format!("bad-{round}-{i}"),
+                ),
+                _ => keyed(
+                    plan(&c, &[(SHARED_KEY, "1", "100000")], at),
+                    &format!("dup-{round}"),
+                ),
+            };
+            let store = Arc::clone(&store);
+            tasks.spawn(async move { (i % 4, store.redeem(&p).await.unwrap()) });
+        }
+        let (mut recorded, mut dup_recorded, mut replayed) = (0, Vec::new(), Vec::new());
+        let mut exceeded = 0;
+        while let Some(joined) = tasks.join_next().await {
+            match joined.unwrap() {
+                (0 | 2, RedeemOutcome::Recorded(_)) => recorded += 1,
+                (1, RedeemOutcome::QuotaExceeded { key, .. }) => {
+                    assert_eq!(key, "tight");
+                    exceeded += 1;
+                }
+                (3, RedeemOutcome::Recorded(r)) => dup_recorded.push(r),
+                (3, RedeemOutcome::Replayed(r)) => replayed.push(r),
+                (kind, other) => panic!("kind {kind}: unexpected {other:?}"),
+            }
+        }
+        assert_eq!((recorded, exceeded), (32, 16), "round {round}");
+        assert_eq!(dup_recorded.len(), 1, "round {round}: one of a key records");
+        assert_eq!(replayed.len(), 15, "round {round}");
+        assert!(replayed.iter().all(|r| *r == dup_recorded[0]));
+        want_used += 33;
+    }
+    // Nothing of a refused redeem stayed: the shared key counts exactly the
+    // recorded ones, and the tight key nothing.
+    assert_shared_quota(&*store, &c, want_used).await;
+    let usage = store
+        .quota_usage(&c.project_id, &["tight".to_owned()])
+        .await
+        .unwrap();
+    assert_eq!(usage.get("tight").copied().unwrap_or_default(), d("0"));
+}
+
 /// What [`durability_write`] acknowledged.
 pub struct Written {
     campaign: Campaign,
