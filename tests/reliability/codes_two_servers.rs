@@ -10,17 +10,12 @@ use crate::load;
 use crate::reliability_support;
 
 use std::collections::HashMap;
-use std::time::Duration;
 
-use accord::http::Claims;
 use accord::store::postgres::PostgresStore;
 use accord::store::{Counter, RedemptionQuery, RedemptionStore};
-use reliability_support::{fresh_schema, pg_url, ServerProcess};
+use reliability_support::two_servers::{post, TwoServers};
 use rust_decimal::Decimal;
 use serde_json::{json, Value};
-
-/// The child server of the crash tests serves these too.
-const CHILD: &str = "crash_safety::crash_server_child";
 
 /// Units of the campaign's quota: fewer than the codes' uses together.
 const QUOTA: usize = 12;
@@ -28,43 +23,18 @@ const QUOTA: usize = 12;
 /// The codes (normalized) and their usage limits: 14 uses in all.
 const CODES: [(&str, i64); 4] = [("RACE1", 3), ("RACE2", 3), ("RACE3", 3), ("RACE4", 5)];
 
-async fn post(client: &reqwest::Client, url: String, token: &str, body: Value) -> (u16, Value) {
-    let res = client
-        .post(url)
-        .bearer_auth(token)
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    let status = res.status().as_u16();
-    let replayed = res.headers().contains_key("idempotent-replayed");
-    let mut body: Value = res.json().await.unwrap_or(Value::Null);
-    if replayed {
-        body["replayed"] = json!(true);
-    }
-    (status, body)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn postgres_code_limits_hold_on_two_servers() {
-    let Some(base_url) = pg_url() else { return };
-    let (url, _schema) = fresh_schema(&base_url, "codes").await;
-    let dir = tempfile::tempdir().unwrap();
-    let secret = load::new_secret();
-    let project = format!("codes-{}", &load::new_secret()[..12]);
-    let token = Claims::all_scopes("codes", &[&project], Duration::from_secs(3600))
-        .sign_hs256(secret.as_bytes())
-        .unwrap();
-    let a = ServerProcess::spawn(CHILD, &url, &secret, dir.path(), "a").await;
-    let b = ServerProcess::spawn(CHILD, &url, &secret, dir.path(), "b").await;
-    let bases = [a.base.clone(), b.base.clone()];
-    let api =
-        |i: usize, rest: &str| format!("{}/campaign/api/projects/{project}{rest}", bases[i % 2]);
+    let Some(servers) = TwoServers::start("codes").await else {
+        return;
+    };
+    let (url, project, token) = (&servers.url, &servers.project, &servers.token);
+    let api = |i: usize, rest: &str| servers.api(i, rest);
     let client = load::client();
     let (status, created) = post(
         &client,
         api(0, "/campaigns"),
-        &token,
+        token,
         json!({"name": "race codes", "refCode": "RACE",
                "startDate": "2020-01-01T00:00:00Z", "endDate": "2100-01-01T00:00:00Z",
                "quotas": [{"key": "${campaignCode}", "value": QUOTA}],
@@ -81,7 +51,7 @@ async fn postgres_code_limits_hold_on_two_servers() {
         .collect::<String>();
     let res = client
         .post(api(1, &format!("/campaigns/{id}/codes/import")))
-        .bearer_auth(&token)
+        .bearer_auth(token)
         .header("content-type", "text/csv")
         .body(csv)
         .send()
@@ -146,7 +116,7 @@ async fn postgres_code_limits_hold_on_two_servers() {
         }
     }
     assert_eq!(fresh, holds.len(), "each hold is confirmed once");
-    check_store(&url, &project).await;
+    check_store(url, project).await;
 }
 
 /// Through the library: each code's `used` within its limit and equal to

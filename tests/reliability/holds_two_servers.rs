@@ -9,58 +9,27 @@
 use crate::load;
 use crate::reliability_support;
 
-use std::time::Duration;
-
-use accord::http::Claims;
 use accord::store::postgres::PostgresStore;
 use accord::store::{Counter, RedemptionQuery, RedemptionStore};
-use reliability_support::{fresh_schema, pg_url, ServerProcess};
+use reliability_support::two_servers::{post, TwoServers};
 use rust_decimal::Decimal;
 use serde_json::{json, Value};
-
-/// The child server of the crash tests serves these too.
-const CHILD: &str = "crash_safety::crash_server_child";
 
 /// Units of the campaign's calendar quota.
 const LIMIT: usize = 10;
 
-async fn post(client: &reqwest::Client, url: String, token: &str, body: Value) -> (u16, Value) {
-    let res = client
-        .post(url)
-        .bearer_auth(token)
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    let status = res.status().as_u16();
-    let replayed = res.headers().contains_key("idempotent-replayed");
-    let mut body: Value = res.json().await.unwrap_or(Value::Null);
-    if replayed {
-        body["replayed"] = json!(true);
-    }
-    (status, body)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn postgres_holds_and_redeems_on_two_servers_never_oversell() {
-    let Some(base_url) = pg_url() else { return };
-    let (url, _schema) = fresh_schema(&base_url, "holds").await;
-    let dir = tempfile::tempdir().unwrap();
-    let secret = load::new_secret();
-    let project = format!("holds-{}", &load::new_secret()[..12]);
-    let token = Claims::all_scopes("holds", &[&project], Duration::from_secs(3600))
-        .sign_hs256(secret.as_bytes())
-        .unwrap();
-    let a = ServerProcess::spawn(CHILD, &url, &secret, dir.path(), "a").await;
-    let b = ServerProcess::spawn(CHILD, &url, &secret, dir.path(), "b").await;
-    let bases = [a.base.clone(), b.base.clone()];
-    let api =
-        |i: usize, rest: &str| format!("{}/campaign/api/projects/{project}{rest}", bases[i % 2]);
+    let Some(servers) = TwoServers::start("holds").await else {
+        return;
+    };
+    let (url, project, token) = (&servers.url, &servers.project, &servers.token);
+    let api = |i: usize, rest: &str| servers.api(i, rest);
     let client = load::client();
     let (status, created) = post(
         &client,
         api(0, "/campaigns"),
-        &token,
+        token,
         json!({"name": "last units", "refCode": "LAST",
                "startDate": "2020-01-01T00:00:00Z", "endDate": "2100-01-01T00:00:00Z",
                "quotas": [{"key": "${campaignCode}", "value": LIMIT},
@@ -122,11 +91,11 @@ async fn postgres_holds_and_redeems_on_two_servers_never_oversell() {
     }
     assert_eq!(fresh, holds.len(), "each hold is confirmed once");
 
-    check_store(&url, &project).await;
+    check_store(url, project).await;
     let (status, _) = post(
         &client,
         api(1, "/redeem/campaign-code"),
-        &token,
+        token,
         json!({"campaignCode": "LAST", "attribute": {"userId": "late"}}),
     )
     .await;

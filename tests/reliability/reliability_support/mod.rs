@@ -151,6 +151,9 @@ impl Drop for ServerProcess {
 
 use crate::pg_support;
 
+#[cfg(feature = "cli")]
+pub mod two_servers;
+
 /// The PostgreSQL URL, or `None` (after saying why) to skip; in CI a
 /// missing URL fails the test (CI must never skip it silently).
 pub fn pg_url() -> Option<String> {
