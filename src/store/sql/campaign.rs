@@ -9,7 +9,7 @@
 
 use uuid::Uuid;
 
-use super::dialect::{acquire, execute, retry, row, rows, Abort, Conn, Dialect};
+use super::dialect::{acquire, execute, read_all, retry, row, rows, Abort, Conn, Dialect};
 use super::query::{Json, Sql, SqlRow};
 use super::{
     campaign_not_found, campaign_order_by, duplicate_id, duplicate_ref_code, limit_offset,
@@ -448,15 +448,7 @@ pub(crate) async fn all_campaigns<D: Dialect>(db: &D, project: &str) -> Result<V
         "SELECT {CAMPAIGN_COLUMNS} FROM campaign WHERE project_id = $1 ORDER BY ref_code"
     ))
     .bind(project);
-    retry::<D, _, _, _>(|| async {
-        let mut conn = acquire(db).await?;
-        Ok(rows::<D>(&mut conn, &sql)
-            .await?
-            .iter()
-            .map(campaign_from_row)
-            .collect::<Result<_>>()?)
-    })
-    .await
+    read_all(db, &sql, campaign_from_row).await
 }
 
 /// [`CampaignStore::catalog_version`](crate::store::CampaignStore::catalog_version).

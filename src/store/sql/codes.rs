@@ -16,7 +16,7 @@
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::dialect::{acquire, execute, retry, row, rows, Abort, Conn, Dialect};
+use super::dialect::{acquire, execute, read_all, retry, row, rows, Abort, Conn, Dialect};
 use super::limit_offset;
 use super::query::{Sql, SqlRow};
 use crate::core::campaign::codes::{CodeGenerator, PromoCode};
@@ -274,16 +274,7 @@ pub(crate) async fn codes_after<D: Dialect>(
     }
     sql.push(" ORDER BY normalized LIMIT ")
         .push_bind(i64::from(limit));
-    retry::<D, _, _, _>(|| async {
-        let mut conn = acquire(db).await?;
-        rows::<D>(&mut conn, &sql)
-            .await?
-            .iter()
-            .map(code_from_row)
-            .collect::<Result<_>>()
-            .map_err(Abort::Fail)
-    })
-    .await
+    read_all(db, &sql, code_from_row).await
 }
 
 /// [`CodeStore::set_code_active`](crate::store::CodeStore::set_code_active).

@@ -361,6 +361,25 @@ where
     }
 }
 
+/// The rows of the read `sql`, each made a `T` by `from_row`, on a
+/// connection of its own and retried as [`retry`] retries.
+pub(crate) async fn read_all<D: Dialect, T>(
+    db: &D,
+    sql: &Sql,
+    from_row: impl Fn(&D::Row) -> Result<T>,
+) -> Result<Vec<T>> {
+    retry::<D, _, _, _>(|| async {
+        let mut conn = acquire(db).await?;
+        rows::<D>(&mut conn, sql)
+            .await?
+            .iter()
+            .map(&from_row)
+            .collect::<Result<_>>()
+            .map_err(Abort::Fail)
+    })
+    .await
+}
+
 /// Takes the next consent `seq` inside the caller's write transaction.
 pub(crate) async fn next_seq<D: Dialect>(conn: &mut Conn<D>) -> Result<i64, Abort> {
     let row = row::<D>(conn, &Sql::new(D::NEXT_SEQ)).await?;

@@ -11,7 +11,7 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use super::dialect::{acquire, execute, retry, row, rows, Abort, Conn, Dialect};
+use super::dialect::{acquire, execute, read_all, retry, row, Abort, Conn, Dialect};
 use super::query::{Json, Sql, SqlRow};
 use super::redemption::{fetch_redemption, insert_charges, insert_redemption, By};
 use super::{action_txs_from_json, action_txs_json, corrupt, marks};
@@ -316,16 +316,7 @@ pub(crate) async fn live_holds<D: Dialect>(
     .bind(HoldStatus::Held.as_str())
     .bind(at)
     .bind(i64::from(limit));
-    retry::<D, _, _, _>(|| async {
-        let mut conn = acquire(db).await?;
-        rows::<D>(&mut conn, &sql)
-            .await?
-            .iter()
-            .map(hold_from_row)
-            .collect::<Result<_>>()
-            .map_err(Abort::Fail)
-    })
-    .await
+    read_all(db, &sql, hold_from_row).await
 }
 
 /// [`HoldStore::sweep_quota_marks`](crate::store::HoldStore::sweep_quota_marks).

@@ -8,7 +8,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::dialect::{acquire, execute, retry, row, rows, Abort, Conn, Dialect};
+use super::dialect::{acquire, execute, read_all, retry, row, rows, Abort, Conn, Dialect};
 use super::limit_offset;
 use super::query::{Json, Sql, SqlRow};
 use crate::core::outbox::webhook::{Attempt, Claimed, Delivery, DeliveryState, Endpoint, Next};
@@ -235,16 +235,7 @@ pub(crate) async fn endpoints<D: Dialect>(db: &D, project: &str) -> Result<Vec<E
          ORDER BY created_date, id"
     ))
     .bind(project);
-    retry::<D, _, _, _>(|| async {
-        let mut conn = acquire(db).await?;
-        rows::<D>(&mut conn, &sql)
-            .await?
-            .iter()
-            .map(endpoint_from_row)
-            .collect::<Result<_>>()
-            .map_err(Abort::Fail)
-    })
-    .await
+    read_all(db, &sql, endpoint_from_row).await
 }
 
 /// [`OutboxStore::outbox_events`](crate::store::OutboxStore::outbox_events).
@@ -262,16 +253,7 @@ pub(crate) async fn outbox_events<D: Dialect>(
         sql.push(" AND id > ").push_bind(after);
     }
     sql.push(" ORDER BY id LIMIT ").push_bind(i64::from(limit));
-    retry::<D, _, _, _>(|| async {
-        let mut conn = acquire(db).await?;
-        rows::<D>(&mut conn, &sql)
-            .await?
-            .iter()
-            .map(event_from_row)
-            .collect::<Result<_>>()
-            .map_err(Abort::Fail)
-    })
-    .await
+    read_all(db, &sql, event_from_row).await
 }
 
 async fn try_claim<D: Dialect>(
