@@ -12,18 +12,21 @@
 # server.log, the server's stdout and stderr) and SERVER_PID; on exit the
 # server is stopped and WORK removed.
 
-# The scopes of the token: the spec's, not the evidence routes' audit and
-# admin ones (those routes answer 403 to it).
-ACCORD_TOOL_SCOPES="campaign.r campaign.w campaign.admin consent.r consent.w cms.r cms.w"
+# The scopes of the token, unless the caller sets ACCORD_TOOL_SCOPES: the
+# spec's, not the evidence and webhook routes' audit and admin ones (those
+# routes answer 403 to it).
+ACCORD_TOOL_SCOPES="${ACCORD_TOOL_SCOPES:-campaign.r campaign.w campaign.admin consent.r consent.w cms.r cms.w}"
 
 stop_accord() {
     if [ -n "${SERVER_PID:-}" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
         kill "$SERVER_PID"
         wait "$SERVER_PID" 2>/dev/null || true
     fi
+    SERVER_PID=""
     if [ -n "${WORK:-}" ]; then
         rm -rf "$WORK"
     fi
+    WORK=""
 }
 
 start_accord() {

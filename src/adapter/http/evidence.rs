@@ -250,8 +250,8 @@ const MAX_LEDGER_PAGE: u32 = 10_000;
     tag = "consent evidence",
     params(
         ("projId" = String, Path, description = "Project id"),
-        ("after" = Option<i64>, Query, description = "Entries after this position (default 0)"),
-        ("limit" = Option<u32>, Query, description = "At most this many entries, 1 to 10000 (default 1000)"),
+        ("after" = Option<i64>, Query, minimum = 0, description = "Entries after this position (default 0)"),
+        ("limit" = Option<u32>, Query, minimum = 1, maximum = 10000, description = "At most this many entries, 1 to 10000 (default 1000)"),
     ),
     responses((status = 200, description = "Entries, one JSON object per line", content_type = "application/jsonl", body = String,
         headers(("X-Ledger-Head-Position" = i64, description = "Position of the ledger's last entry"),
@@ -373,7 +373,10 @@ pub(crate) async fn export_subject<S: HttpStore>(
     params(("projId" = String, Path, description = "Project id")),
     request_body(content = SubjectRequest, content_type = "application/json",
         example = json!({"dataSubject": "u1"})),
-    responses((status = 200, description = "Erased", body = ErasureReport)),
+    responses(
+        (status = 200, description = "Erased", body = ErasureReport),
+        (status = 409, description = "The server has no pseudonym key (erasure_not_configured); nothing erased", body = super::error::Problem, content_type = "application/problem+json"),
+    ),
     security(("bearer" = ["consent.admin"]))
 )]
 pub(crate) async fn erase_subject<S: HttpStore>(

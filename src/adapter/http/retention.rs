@@ -61,7 +61,10 @@ pub(crate) async fn expired_acceptances<S: HttpStore>(
     path = "/consent/api/projects/{projId}/retention/purge",
     tag = "consent evidence",
     params(("projId" = String, Path, description = "Project id")),
-    responses((status = 200, description = "What was purged", body = PurgeReport)),
+    responses(
+        (status = 200, description = "What was purged", body = PurgeReport),
+        (status = 409, description = "The server has no retention period (retention_not_configured) or no pseudonym key (erasure_not_configured); nothing purged", body = super::error::Problem, content_type = "application/problem+json"),
+    ),
     security(("bearer" = ["consent.admin"]))
 )]
 pub(crate) async fn purge<S: HttpStore>(
