@@ -309,21 +309,27 @@ impl Template {
                 Part::Name(name) => {
                     let value = resolve(name)
                         .ok_or_else(|| TemplateError::Unresolved { name: name.clone() })?;
-                    let last = !self.parts[i + 1..]
-                        .iter()
-                        .any(|p| matches!(p, Part::Name(_)));
-                    let next = match self.parts.get(i + 1) {
-                        Some(Part::Text(text)) => text.chars().next(),
-                        _ => None,
-                    };
-                    match next {
-                        Some(next) if !last => push_escaped(&mut out, &value, next),
-                        _ => out.push_str(&value),
+                    match self.key_escape(i) {
+                        Some(next) => push_escaped(&mut out, &value, next),
+                        None => out.push_str(&value),
                     }
                 }
             }
         }
         Ok(out)
+    }
+
+    /// The character that the value of the name at part `i` escapes in a
+    /// quota key: the first of the text after it, unless it is the last
+    /// name (whose value is substituted as is).
+    fn key_escape(&self, i: usize) -> Option<char> {
+        let last = !self.parts[i + 1..]
+            .iter()
+            .any(|p| matches!(p, Part::Name(_)));
+        match self.parts.get(i + 1) {
+            Some(Part::Text(text)) if !last => text.chars().next(),
+            _ => None,
+        }
     }
 
     /// Whether the template's own text holds a `%` (`${a}%${b}`): a quota
@@ -379,7 +385,9 @@ impl fmt::Display for Template {
     }
 }
 
+mod bound;
 mod pattern;
+pub(crate) use bound::BoundKey;
 pub use pattern::KeyPattern;
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use chrono::{DateTime, Datelike, Utc};
 use chrono_tz::Tz;
 use rust_decimal::Decimal;
 
-use super::compile::{CompiledBenefit, CompiledCampaign, Value};
+use super::compile::{fixed, CompiledBenefit, CompiledCampaign, Value};
 use super::money;
 use super::request::{Item, Prepared};
 use crate::core::campaign::{DataItem, QuotaCharge, Then};
@@ -35,11 +35,11 @@ pub(crate) fn reserved<'a>(
     req: &'a Prepared<'_>,
     now: DateTime<Utc>,
 ) -> Option<Cow<'a, str>> {
-    let c = &cc.campaign;
+    if let Some(value) = fixed(&cc.campaign, name) {
+        return Some(value);
+    }
     Some(match name {
-        "campaignCode" => Cow::Borrowed(c.ref_code.as_str()),
-        "campaignId" => Cow::Owned(c.id.to_string()),
-        "channel" => Cow::Borrowed(c.channel.as_deref().or(req.request.channel)?),
+        "channel" => Cow::Borrowed(req.request.channel?),
         "day" | "month" | "year" | "week" => Cow::Owned(calendar(name, now, cc.zone)?),
         _ => return None,
     })
@@ -236,7 +236,7 @@ pub(crate) fn charge<B: Borrow<Then>>(
             .or_else(|| benefit_attr(name).map(Cow::Borrowed))
             .or_else(|| req.attribute_text(name))
     };
-    let key = quota.key.render_key(&|name| resolve(name)).map_err(|e| {
+    let key = quota.key.render(&|name| resolve(name)).map_err(|e| {
         Error::invalid_field(
             format!("quotas[{q}].key"),
             ErrorCode::QuotaKeyUnresolved,

@@ -1,5 +1,6 @@
 //! Compiling a campaign: every value parsed once, every problem reported.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use chrono_tz::Tz;
@@ -17,7 +18,7 @@ use crate::core::limits::{
     MAX_BENEFITS_PER_RULE, MAX_CONDITIONS_PER_RULE, MAX_DATA_PER_BENEFIT, MAX_GROUPS_PER_RULE,
     MAX_QUOTAS_PER_CAMPAIGN, MAX_RULES_PER_CAMPAIGN, MAX_TEXT_LEN,
 };
-use crate::core::template::Template;
+use crate::core::template::{BoundKey, Template};
 
 /// A campaign compiled for evaluation. Immutable; built once per saved
 /// version of the campaign.
@@ -68,7 +69,8 @@ pub(crate) enum Value {
 
 #[derive(Debug, Clone)]
 pub(crate) struct CompiledQuota {
-    pub(crate) key: Template,
+    /// The key, with the names the campaign fixes ([`fixed`]) rendered.
+    pub(crate) key: BoundKey,
     pub(crate) limit: Decimal,
     pub(crate) value_field: Option<String>,
     pub(crate) window: Option<crate::core::campaign::QuotaWindow>,
@@ -132,7 +134,7 @@ impl CompiledCampaign {
                 }
                 match Template::parse(&q.key) {
                     Ok(key) => Some(CompiledQuota {
-                        key,
+                        key: key.bind_key(&|name| fixed(campaign, name)),
                         limit: q.value,
                         value_field: q.value_field.clone().filter(|f| !f.trim().is_empty()),
                         // A window that does not parse is reported by
@@ -173,6 +175,19 @@ impl CompiledCampaign {
         } else {
             Err(problems)
         }
+    }
+}
+
+/// The reserved names whose value the campaign alone fixes: its code, its
+/// id, and `channel` when it runs on one channel (else the request's).
+/// Reserved names come first in a quota key, so these are rendered into
+/// the key once, when the campaign is compiled.
+pub(crate) fn fixed<'c>(c: &'c Campaign, name: &str) -> Option<Cow<'c, str>> {
+    match name {
+        "campaignCode" => Some(Cow::Borrowed(c.ref_code.as_str())),
+        "campaignId" => Some(Cow::Owned(c.id.to_string())),
+        "channel" => c.channel.as_deref().map(Cow::Borrowed),
+        _ => None,
     }
 }
 

@@ -203,7 +203,10 @@ impl<'e> Matches<'e, '_> {
             campaigns,
             rules,
         } = self;
-        let mut out = SearchOutcome::default();
+        let mut out = SearchOutcome {
+            hits: Vec::with_capacity(campaigns.len()),
+            explanations: Vec::new(),
+        };
         let mut dropped: HashMap<usize, Box<Explanation>> = HashMap::new();
         let mut fired = vec![false; if explain_misses { engine.len() } else { 0 }];
         let mut start = 0;

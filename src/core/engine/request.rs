@@ -6,6 +6,7 @@
 
 use serde_json::Value;
 use std::borrow::Cow;
+use std::cell::RefCell;
 
 use super::plan::{InputRef, Symbols};
 use serde_json::Map;
@@ -139,7 +140,17 @@ pub struct Prepared<'r> {
     currency: Option<Field<'r>>,
     channel: Option<Field<'r>>,
     pub(crate) items: Vec<Item<'r>>,
+    /// Attributes read by name (placeholders, quota keys), each looked up
+    /// in the request's map once: every hit's quota key reads `userId`.
+    named: RefCell<Vec<Named<'r>>>,
 }
+
+/// An attribute's name, and its text (`None`: not a scalar).
+type Named<'r> = (&'r str, Option<Cow<'r, str>>);
+
+/// Most attribute names [`Prepared::attribute_text`] remembers; further
+/// ones are looked up in the request every time.
+const NAMED: usize = 8;
 
 impl<'r> Prepared<'r> {
     /// Prepares a request; fails when it exceeds a request limit.
@@ -165,6 +176,7 @@ impl<'r> Prepared<'r> {
             currency: cart.currency.as_ref().map(|s| Field::new(s.as_text())),
             channel: request.channel.map(Field::new),
             items: cart.items.iter().map(Item::new).collect(),
+            named: RefCell::new(Vec::new()),
         }
     }
 
@@ -215,7 +227,16 @@ impl<'r> Prepared<'r> {
 
     /// The request's attribute value as text, for placeholders.
     pub(crate) fn attribute_text(&self, name: &str) -> Option<Cow<'r, str>> {
-        self.request.attribute.get(name).and_then(scalar_cow)
+        if let Some((_, text)) = self.named.borrow().iter().find(|(n, _)| *n == name) {
+            return text.clone();
+        }
+        let (key, value) = self.request.attribute.get_key_value(name)?;
+        let text = scalar_cow(value);
+        let mut named = self.named.borrow_mut();
+        if named.len() < NAMED {
+            named.push((key.as_str(), text.clone()));
+        }
+        text
     }
 
     /// The cart's value of a name, for placeholders.

@@ -90,8 +90,12 @@ pub fn resolve(campaigns: &[&Campaign]) -> Vec<Option<(Suppressed, usize)>> {
     let mut stopped_by: Option<usize> = None;
     let mut exclusive_by: Option<usize> = None;
     for (i, c) in campaigns.iter().enumerate() {
-        let stacking = c.stacking.clone().unwrap_or_default();
-        let group_first = stacking.group.as_deref().and_then(|g| {
+        // Read in place: a search resolves every hit, most without stacking.
+        let (exclusive, group, stop_after) =
+            c.stacking.as_ref().map_or((false, None, false), |s| {
+                (s.exclusive, s.group.as_deref(), s.stop_after)
+            });
+        let group_first = group.and_then(|g| {
             applied.iter().copied().find(|&a| {
                 campaigns[a]
                     .stacking
@@ -104,17 +108,17 @@ pub fn resolve(campaigns: &[&Campaign]) -> Vec<Option<(Suppressed, usize)>> {
             Some((Suppressed::Stopped, s))
         } else if let Some(e) = exclusive_by {
             Some((Suppressed::Exclusive, e))
-        } else if let (true, Some(&first)) = (stacking.exclusive, applied.first()) {
+        } else if let (true, Some(&first)) = (exclusive, applied.first()) {
             Some((Suppressed::Exclusive, first))
         } else {
             group_first.map(|g| (Suppressed::Group, g))
         };
         if verdict.is_none() {
             applied.push(i);
-            if stacking.exclusive {
+            if exclusive {
                 exclusive_by = Some(i);
             }
-            if stacking.stop_after {
+            if stop_after {
                 stopped_by = Some(i);
             }
         }

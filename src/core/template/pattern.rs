@@ -87,13 +87,7 @@ impl Template {
             let literal = match part {
                 Part::Text(text) => text.clone(),
                 Part::Name(name) => {
-                    let last = !self.parts[i + 1..]
-                        .iter()
-                        .any(|p| matches!(p, Part::Name(_)));
-                    let next = match self.parts.get(i + 1) {
-                        Some(Part::Text(text)) if escape && !last => text.chars().next(),
-                        _ => None,
-                    };
+                    let next = if escape { self.key_escape(i) } else { None };
                     let Some(value) = known(name) else {
                         fixed = false;
                         body.push('(');

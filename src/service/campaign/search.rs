@@ -2,7 +2,6 @@
 //! are used up for the request, less those the stacking rules suppress.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::time::Instant;
 
 use chrono::{DateTime, Utc};
@@ -119,25 +118,39 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
         let mut used = lookup.used;
         if !lookup.missing.is_empty() {
             let read_at = Instant::now();
+            // Where each key not found here is among the keys to read
+            // (sorted, each once), found before those keys move into the
+            // store's counters: no key is copied again.
+            let at: Vec<Option<usize>> = refs
+                .iter()
+                .zip(&used)
+                .map(|(key, u)| match u {
+                    Some(_) => None,
+                    None => lookup
+                        .missing
+                        .binary_search_by(|m| m.as_str().cmp(key))
+                        .ok(),
+                })
+                .collect();
             let counters: Vec<Counter> = lookup
                 .missing
-                .iter()
-                .map(|k| usage::counter_of(k))
+                .into_iter()
+                .map(usage::into_counter)
                 .collect();
-            let read: HashMap<String, Decimal> = lookup
-                .missing
-                .iter()
-                .cloned()
-                .zip(self.store.counter_usage(project, &counters, now).await?)
-                .map(|(k, u)| (k, u.used))
-                .collect();
-            for (u, key) in used.iter_mut().zip(&refs) {
+            let read = self.store.counter_usage(project, &counters, now).await?;
+            let used_at = |i: usize| read.get(i).map_or(Decimal::ZERO, |r| r.used);
+            for (u, i) in used.iter_mut().zip(at) {
                 if u.is_none() {
-                    *u = Some(read.get(*key).copied().unwrap_or_default());
+                    *u = Some(i.map_or(Decimal::ZERO, used_at));
                 }
             }
+            let entries = counters
+                .into_iter()
+                .enumerate()
+                .map(|(i, c)| (usage::into_cache_key(c), used_at(i)))
+                .collect();
             self.usage
-                .keep(project, lookup.missing, &read, lookup.generation, read_at);
+                .keep(project, entries, lookup.generation, read_at);
         }
         Ok(used.into_iter().map(Option::unwrap_or_default).collect())
     }

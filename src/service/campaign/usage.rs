@@ -44,18 +44,32 @@ pub(crate) fn cache_key(c: &QuotaCharge) -> Cow<'_, str> {
     }
 }
 
-/// The counter a [`cache_key`] names.
-pub(crate) fn counter_of(cache_key: &str) -> Counter {
-    let (key, window) = match cache_key.split_once('\0') {
-        Some((key, seconds)) => (
-            key,
-            seconds.parse().ok().and_then(QuotaWindow::from_seconds),
-        ),
-        None => (cache_key, None),
+/// The counter a [`cache_key`] names, made of that key without a copy.
+pub(crate) fn into_counter(mut cache_key: String) -> Counter {
+    let window = match cache_key.split_once('\0') {
+        Some((_, seconds)) => seconds.parse().ok().and_then(QuotaWindow::from_seconds),
+        None => {
+            return Counter {
+                key: cache_key,
+                window: None,
+            }
+        }
     };
+    if let Some(nul) = cache_key.find('\0') {
+        cache_key.truncate(nul);
+    }
     Counter {
-        key: key.to_owned(),
+        key: cache_key,
         window,
+    }
+}
+
+/// The [`cache_key`] of a counter, made of its key (copied only for a
+/// rolling quota, whose cache key adds the window).
+pub(crate) fn into_cache_key(counter: Counter) -> String {
+    match counter.window {
+        None => counter.key,
+        Some(w) => format!("{}\0{}", counter.key, w.seconds()),
     }
 }
 
@@ -147,14 +161,13 @@ impl UsageCache {
         }
     }
 
-    /// Keeps what was read for `keys` (absent from `read`: never charged),
+    /// Keeps what was read, each key with its usage (zero: never charged),
     /// unless a write went through since the [`lookup`](Self::lookup) of
     /// `generation`: that read may predate the write.
     pub(crate) fn keep(
         &self,
         project: &str,
-        keys: Vec<String>,
-        read: &HashMap<String, Decimal>,
+        keys: Vec<(String, Decimal)>,
         generation: u64,
         read_at: Instant,
     ) {
@@ -187,8 +200,7 @@ impl UsageCache {
             Some(cached) => cached,
             None => projects.entry(project.to_owned()).or_default(),
         };
-        for key in keys {
-            let used = read.get(&key).copied().unwrap_or_default();
+        for (key, used) in keys {
             if cached.insert(key, Entry { used, read_at }).is_none() {
                 *count += 1;
             }
@@ -231,10 +243,13 @@ impl UsageCache {
 mod tests {
     use super::*;
 
-    fn usage(pairs: &[(&str, i64)]) -> HashMap<String, Decimal> {
-        pairs
-            .iter()
-            .map(|&(k, v)| ((*k).to_owned(), Decimal::from(v)))
+    /// The usage read for `keys`: as in `pairs`, else zero.
+    fn read(keys: Vec<String>, pairs: &[(&str, i64)]) -> Vec<(String, Decimal)> {
+        keys.into_iter()
+            .map(|k| {
+                let used = pairs.iter().find(|(p, _)| *p == k).map_or(0, |&(_, v)| v);
+                (k, Decimal::from(used))
+            })
             .collect()
     }
 
@@ -250,8 +265,7 @@ mod tests {
         assert_eq!(l.used, [None, None, None]);
         cache.keep(
             "p",
-            l.missing,
-            &usage(&[("a", 3)]),
+            read(l.missing, &[("a", 3)]),
             l.generation,
             Instant::now(),
         );
@@ -264,13 +278,35 @@ mod tests {
     }
 
     #[test]
+    fn a_cache_key_names_its_counter_and_back() {
+        for window in [None, QuotaWindow::from_seconds(3600)] {
+            let charge = QuotaCharge {
+                key: "C1-u%2D1".to_owned(),
+                amount: Decimal::ONE,
+                limit: Decimal::ONE,
+                window,
+            };
+            let key = cache_key(&charge).into_owned();
+            let counter = into_counter(key.clone());
+            assert_eq!(
+                counter,
+                Counter {
+                    key: charge.key.clone(),
+                    window
+                }
+            );
+            assert_eq!(into_cache_key(counter), key);
+        }
+    }
+
+    #[test]
     fn entries_expire() {
         let cache = UsageCache::new(Duration::from_millis(100));
         let l = cache.lookup("p", &["a"]);
         let long_ago = Instant::now()
             .checked_sub(Duration::from_millis(200))
             .unwrap();
-        cache.keep("p", l.missing, &usage(&[("a", 1)]), l.generation, long_ago);
+        cache.keep("p", read(l.missing, &[("a", 1)]), l.generation, long_ago);
         assert_eq!(missing(&cache, "p", &["a"]), ["a"]);
     }
 
@@ -278,7 +314,7 @@ mod tests {
     fn a_ttl_of_zero_keeps_nothing() {
         let cache = UsageCache::new(Duration::ZERO);
         let l = cache.lookup("p", &["a"]);
-        cache.keep("p", l.missing, &usage(&[]), l.generation, Instant::now());
+        cache.keep("p", read(l.missing, &[]), l.generation, Instant::now());
         assert_eq!(missing(&cache, "p", &["a"]), ["a"]);
     }
 
@@ -286,7 +322,7 @@ mod tests {
     fn a_write_forgets_its_keys_and_a_read_under_way_is_not_kept() {
         let cache = UsageCache::new(Duration::from_secs(60));
         let l = cache.lookup("p", &["a", "b"]);
-        cache.keep("p", l.missing, &usage(&[]), l.generation, Instant::now());
+        cache.keep("p", read(l.missing, &[]), l.generation, Instant::now());
         cache.forget("p", ["a"].into_iter().map(Cow::Borrowed));
         assert_eq!(missing(&cache, "p", &["a", "b"]), ["a"]);
         // A read that began before a write: used by its search, not kept.
@@ -294,8 +330,7 @@ mod tests {
         cache.forget("p", ["b"].into_iter().map(Cow::Borrowed));
         cache.keep(
             "p",
-            before.missing,
-            &usage(&[("a", 1)]),
+            read(before.missing, &[("a", 1)]),
             before.generation,
             Instant::now(),
         );
@@ -308,10 +343,10 @@ mod tests {
         let keys: Vec<String> = (0..MAX_KEYS).map(|i| format!("k{i}")).collect();
         let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
         let l = cache.lookup("p", &keys);
-        cache.keep("p", l.missing, &usage(&[]), l.generation, Instant::now());
+        cache.keep("p", read(l.missing, &[]), l.generation, Instant::now());
         assert_eq!(cache.read().keys, MAX_KEYS);
         let l = cache.lookup("p", &["new"]);
-        cache.keep("p", l.missing, &usage(&[]), l.generation, Instant::now());
+        cache.keep("p", read(l.missing, &[]), l.generation, Instant::now());
         assert_eq!(
             cache.read().keys,
             1,
