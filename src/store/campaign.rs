@@ -391,6 +391,26 @@ pub trait RedemptionStore: Send + Sync {
         at: DateTime<Utc>,
     ) -> impl Future<Output = Result<Vec<super::CounterUsage>>> + Send;
 
+    /// The quota keys of `project` that have a usage record: every key a
+    /// redeem or a hold ever charged (a record, once written, is never
+    /// removed; a cancel takes its usage back to zero). With `after`
+    /// `None`, every such key; with the cursor an earlier answer gave, at
+    /// least every key whose record was committed after that answer began
+    /// (some may come again). Search keeps these keys to answer a key that
+    /// is not among them with zero usage, without a read.
+    ///
+    /// On the memory store and SQLite, whose writers take turns, the
+    /// cursor is exact. PostgreSQL commits concurrent writers in any order:
+    /// its cursor is its clock, a margin before the answer began, and a
+    /// key inserted by a transaction that commits later than that margin
+    /// after the insert may be missed (see
+    /// [`CHARGED_KEYS_MARGIN`](crate::store::CHARGED_KEYS_MARGIN)).
+    fn charged_keys(
+        &self,
+        project: &str,
+        after: Option<i64>,
+    ) -> impl Future<Output = Result<ChargedKeys>> + Send;
+
     /// Usage of the keys that begin with `prefix` and sort after `after`
     /// (when given), in bytewise key order, at most `limit` of them: one
     /// range scan of the key index, from `prefix` (or just after `after`)
@@ -413,6 +433,20 @@ pub trait RedemptionStore: Send + Sync {
         campaign_id: Uuid,
     ) -> impl Future<Output = Result<Vec<QuotaUsage>>> + Send;
 }
+
+/// An answer of [`RedemptionStore::charged_keys`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChargedKeys {
+    /// The keys, in no particular order.
+    pub keys: Vec<String>,
+    /// What to ask with next time, for the keys charged since.
+    pub cursor: i64,
+}
+
+/// How far before its answer PostgreSQL's [`RedemptionStore::charged_keys`]
+/// cursor is set: a key whose charging transaction commits within this
+/// long of its insert is found by the next call.
+pub const CHARGED_KEYS_MARGIN: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The least string above every string that begins with `prefix`, in
 /// bytewise (code point) order: `prefix` with its last character that is

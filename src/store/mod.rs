@@ -51,8 +51,8 @@ pub use crate::core::page::{
 };
 pub use campaign::prefix_end;
 pub use campaign::{
-    CampaignQuery, CampaignSort, CampaignStore, CodeRefusal, NamedCampaign, Period, RedeemOutcome,
-    RedemptionPlan, RedemptionQuery, RedemptionStore,
+    CampaignQuery, CampaignSort, CampaignStore, ChargedKeys, CodeRefusal, NamedCampaign, Period,
+    RedeemOutcome, RedemptionPlan, RedemptionQuery, RedemptionStore, CHARGED_KEYS_MARGIN,
 };
 
 #[cfg(feature = "memory")]

@@ -23,6 +23,7 @@ pub(crate) struct Counting {
     pub(crate) all_campaigns: AtomicUsize,
     pub(crate) catalog_version: AtomicUsize,
     pub(crate) quota_usage: AtomicUsize,
+    pub(crate) charged_keys: AtomicUsize,
     /// Milliseconds every `all_campaigns` waits before answering.
     pub(crate) load_delay_ms: AtomicU64,
     /// `all_campaigns` fails (after its delay): the database is down.
@@ -152,6 +153,14 @@ impl RedemptionStore for Counting {
     ) -> Result<Vec<crate::store::CounterUsage>> {
         self.quota_usage.fetch_add(1, Ordering::SeqCst);
         self.inner.counter_usage(project, counters, at).await
+    }
+    async fn charged_keys(
+        &self,
+        project: &str,
+        after: Option<i64>,
+    ) -> Result<crate::store::ChargedKeys> {
+        self.charged_keys.fetch_add(1, Ordering::SeqCst);
+        self.inner.charged_keys(project, after).await
     }
     async fn quota_usage_by_prefix(
         &self,

@@ -485,6 +485,14 @@ impl RedemptionStore for Flaky {
         self.check()?;
         self.inner.counter_usage(project, counters, at).await
     }
+    async fn charged_keys(
+        &self,
+        project: &str,
+        after: Option<i64>,
+    ) -> Result<accord::store::ChargedKeys> {
+        self.check()?;
+        self.inner.charged_keys(project, after).await
+    }
     async fn quota_usage_by_prefix(
         &self,
         project: &str,

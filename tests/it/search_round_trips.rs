@@ -1,7 +1,8 @@
-//! What a search sends to a SQL database: nothing when its quota usage is
-//! known (the same user again within the refresh interval), one store call
-//! of one statement when it is not (a new user: every charged key read at
-//! once, with no transaction around it). Counted with
+//! What a search sends to a SQL database: nothing for a key never charged
+//! (the view of charged keys answers it, `service/campaign/charged.rs`) or
+//! whose usage is known (the same user again within the refresh interval),
+//! one store call of one statement for the charged keys it does not know
+//! (every one read at once, with no transaction around it). Counted with
 //! `accord::store::sql_sent` (feature `testkit`), per thread: each test runs
 //! on a current-thread runtime.
 #![cfg(all(feature = "testkit", feature = "sqlite"))]
@@ -10,7 +11,7 @@
 
 use std::sync::Arc;
 
-use accord::campaign::{CampaignInput, SearchOptions, SearchRequest};
+use accord::campaign::{CampaignInput, RedeemRequest, SearchOptions, SearchRequest};
 use accord::store::sql_sent;
 use accord::store::sqlite::SqliteStore;
 use accord::store::{CampaignStore, RedemptionStore};
@@ -61,17 +62,28 @@ async fn check<S: CampaignStore + RedemptionStore>(store: Arc<S>, what: &str) {
             .await
             .unwrap();
     }
-    // The first search builds the project's snapshot.
+    // The first search builds the project's snapshot and reads its view
+    // of charged keys (none yet).
     one(&service, &project, "u0").await;
+    // u0 redeems A: keys `A-u0` (both quotas) and `A` are charged.
+    let redeem: RedeemRequest =
+        serde_json::from_value(json!({"campaignCode": "A", "attribute": {"userId": "u0"}}))
+            .unwrap();
+    service.redeem(&project, &redeem).await.unwrap();
     let new_user = one(&service, &project, "u1").await;
     let again = one(&service, &project, "u1").await;
-    eprintln!("{what}: a new user's search {new_user:?}, the same user again {again:?}");
+    let another = one(&service, &project, "u2").await;
+    eprintln!(
+        "{what}: a new user's search {new_user:?}, the same user again {again:?}, \
+         another new user {another:?}"
+    );
     assert_eq!(
         new_user,
         (1, 1),
-        "{what}: (calls, statements) of a new user"
+        "{what}: (calls, statements) of a new user: `A`'s usage, nothing else"
     );
     assert_eq!(again, (0, 0), "{what}: the same user again");
+    assert_eq!(another, (0, 0), "{what}: another new user");
 }
 
 #[tokio::test]

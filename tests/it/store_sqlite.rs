@@ -228,6 +228,65 @@ async fn history_left_in_sqlx_migrations_is_moved_over() {
     pool.close().await;
 }
 
+/// A file whose quota usage was written before keys were numbered in the
+/// order first charged: the migration keeps every row and its usage, and
+/// keys charged afterwards come after them (`charged_keys` from a cursor).
+#[tokio::test(flavor = "multi_thread")]
+async fn quota_usage_written_before_the_charged_order_keeps_its_rows() {
+    use accord::store::RedemptionStore;
+    use sqlx::sqlite::SqliteConnectOptions;
+    use suite::campaign_store::{campaign, plan, recorded, t};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    let options = SqliteConnectOptions::new()
+        .filename(&path)
+        .create_if_missing(true);
+    let pool = sqlx::SqlitePool::connect_with(options).await.unwrap();
+    let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations/sqlite");
+    let mut old = sqlx::migrate::Migrator::new(folder).await.unwrap();
+    old.migrations = old
+        .migrations
+        .iter()
+        .filter(|m| m.version < 150)
+        .cloned()
+        .collect::<Vec<_>>()
+        .into();
+    old.run(&pool).await.unwrap();
+    for (key, used) in [("old-b", "2"), ("old-a", "1")] {
+        sqlx::query("INSERT INTO quota_usage (project_id, quota_key, used) VALUES ('p', ?, ?)")
+            .bind(key)
+            .bind(used)
+            .execute(&pool)
+            .await
+            .unwrap();
+    }
+    pool.close().await;
+
+    let store = SqliteStore::open(path.to_str().unwrap()).await.unwrap();
+    let before = store.charged_keys("p", None).await.unwrap();
+    let mut keys = before.keys.clone();
+    keys.sort();
+    assert_eq!(keys, ["old-a", "old-b"]);
+    let usage = store
+        .quota_usage("p", &["old-a".to_owned(), "old-b".to_owned()])
+        .await
+        .unwrap();
+    assert_eq!(usage["old-b"].to_string(), "2");
+    recorded(
+        &store,
+        &plan(&campaign("p", "N"), &[("new", "1", "9")], t(0, 0)),
+    )
+    .await;
+    let after = store.charged_keys("p", Some(before.cursor)).await.unwrap();
+    assert_eq!(after.keys, ["new"]);
+    assert!(store
+        .charged_keys("p", Some(after.cursor))
+        .await
+        .unwrap()
+        .keys
+        .is_empty());
+}
+
 /// Generating 1,000,000 codes into one campaign's pool on a SQLite file:
 /// one transaction of multi-row inserts, under a minute (the figure is in
 /// docs/benchmarks.md). Run it in release:

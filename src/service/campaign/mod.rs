@@ -21,6 +21,7 @@ use snapshots::Snapshots;
 use usage::UsageCache;
 
 mod catalogue;
+mod charged;
 mod codes;
 mod combine;
 mod holds;

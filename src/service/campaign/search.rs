@@ -116,7 +116,16 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
         let refs: Vec<&str> = keys.iter().map(AsRef::as_ref).collect();
         let lookup = self.usage.lookup(project, &refs);
         let mut used = lookup.used;
-        if !lookup.missing.is_empty() {
+        let mut missing = lookup.missing;
+        if !missing.is_empty() {
+            self.drop_keys_never_charged(project, &mut missing).await;
+        }
+        if missing.is_empty() {
+            // What is left was never charged.
+            for u in &mut used {
+                *u = u.or(Some(Decimal::ZERO));
+            }
+        } else {
             let read_at = Instant::now();
             // Where each key not found here is among the keys to read
             // (sorted, each once), found before those keys move into the
@@ -126,17 +135,10 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
                 .zip(&used)
                 .map(|(key, u)| match u {
                     Some(_) => None,
-                    None => lookup
-                        .missing
-                        .binary_search_by(|m| m.as_str().cmp(key))
-                        .ok(),
+                    None => missing.binary_search_by(|m| m.as_str().cmp(key)).ok(),
                 })
                 .collect();
-            let counters: Vec<Counter> = lookup
-                .missing
-                .into_iter()
-                .map(usage::into_counter)
-                .collect();
+            let counters: Vec<Counter> = missing.into_iter().map(usage::into_counter).collect();
             let read = self.store.counter_usage(project, &counters, now).await?;
             let used_at = |i: usize| read.get(i).map_or(Decimal::ZERO, |r| r.used);
             for (u, i) in used.iter_mut().zip(at) {
@@ -153,5 +155,26 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
                 .keep(project, entries, lookup.generation, read_at);
         }
         Ok(used.into_iter().map(Option::unwrap_or_default).collect())
+    }
+
+    /// Drops from `missing` the keys never charged, by the view of charged
+    /// keys (`charged.rs`), bringing it up to date first when it is not
+    /// and no other search is. Left as it is when there is no fresh view.
+    async fn drop_keys_never_charged(&self, project: &str, missing: &mut Vec<String>) {
+        let view = &self.usage.charged;
+        if view.retain_charged(project, missing) {
+            return;
+        }
+        let Some(update) = view.claim_update(project) else {
+            return;
+        };
+        match self.store.charged_keys(project, update.after).await {
+            Ok(answer) => {
+                view.apply(project, update, &answer);
+                view.retain_charged(project, missing);
+            }
+            // The usage read that follows reports the store's trouble.
+            Err(_) => view.failed(project),
+        }
     }
 }

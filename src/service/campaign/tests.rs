@@ -85,12 +85,23 @@ fn search_reuses_quota_usage_and_sees_its_own_redeem_and_cancel_at_once() {
     let service = CampaignService::new(Arc::clone(&store), Arc::new(SystemClock))
         .with_refresh_interval(Duration::from_secs(3600));
     once_per_user(&service);
-    assert!(offered(&service, "u1"));
-    assert!(offered(&service, "u1"));
+    // u0's key is charged: read once, then kept.
+    redeem_once(&service, "u0");
+    assert!(!offered(&service, "u0"));
+    assert!(!offered(&service, "u0"));
     assert_eq!(
         usage_reads(&store),
         1,
         "the second search read the store again"
+    );
+    // u1's key was never charged: the view of charged keys answers it.
+    assert!(offered(&service, "u1"));
+    assert!(offered(&service, "u1"));
+    assert_eq!(usage_reads(&store), 1, "a key never charged was read");
+    assert_eq!(
+        Counting::count(&store.charged_keys),
+        1,
+        "the view read once"
     );
     let r = redeem_once(&service, "u1");
     assert!(
@@ -98,14 +109,46 @@ fn search_reuses_quota_usage_and_sees_its_own_redeem_and_cancel_at_once() {
         "a search after the redeem offered its quota again"
     );
     assert_eq!(usage_reads(&store), 2);
-    // Other users' keys were not touched.
+    // Other users' keys were not touched, and are still never charged.
     assert!(offered(&service, "u2"));
+    assert_eq!(usage_reads(&store), 2);
     pollster::block_on(service.cancel_redemption("p", r.id)).unwrap();
     assert!(
         offered(&service, "u1"),
         "a search after the cancel did not see it"
     );
-    assert_eq!(usage_reads(&store), 4);
+    assert_eq!(usage_reads(&store), 3);
+    assert_eq!(Counting::count(&store.charged_keys), 1);
+}
+
+#[test]
+fn new_users_searches_read_the_charged_keys_once_per_refresh_interval() {
+    let store = Arc::new(Counting::default());
+    let refresh = Duration::from_millis(200);
+    let a = CampaignService::new(Arc::clone(&store), Arc::new(SystemClock))
+        .with_refresh_interval(refresh);
+    let b = CampaignService::new(Arc::clone(&store), Arc::new(SystemClock))
+        .with_refresh_interval(refresh);
+    once_per_user(&a);
+    let start = Instant::now();
+    for user in ["n1", "n2", "n3"] {
+        assert!(offered(&b, user));
+    }
+    if start.elapsed() < refresh {
+        assert_eq!(usage_reads(&store), 0);
+        assert_eq!(Counting::count(&store.charged_keys), 1);
+    }
+    // Another service charges n4's key: b's view has it after an update.
+    redeem_once(&a, "n4");
+    let start = Instant::now();
+    while offered(&b, "n4") {
+        assert!(
+            start.elapsed() < refresh + Duration::from_secs(2),
+            "b never saw a's redeem"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(Counting::count(&store.charged_keys) >= 2);
 }
 
 #[test]

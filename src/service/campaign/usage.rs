@@ -31,6 +31,7 @@ use std::time::{Duration, Instant};
 
 use rust_decimal::Decimal;
 
+use super::charged::ChargedView;
 use crate::core::campaign::{QuotaCharge, QuotaWindow};
 use crate::store::Counter;
 
@@ -96,6 +97,8 @@ struct Inner {
 pub(crate) struct UsageCache {
     inner: RwLock<Inner>,
     ttl: Duration,
+    /// The keys ever charged, which answers the others with zero.
+    pub(crate) charged: ChargedView,
 }
 
 /// What a search found here and what it still has to read from the store,
@@ -114,6 +117,7 @@ impl UsageCache {
         UsageCache {
             inner: RwLock::new(Inner::default()),
             ttl,
+            charged: ChargedView::new(ttl),
         }
     }
 
@@ -216,12 +220,15 @@ impl UsageCache {
         }
     }
 
-    /// Forgets `keys` of `project`: the store has just written them.
+    /// Forgets `keys` of `project`: the store has just written them (so
+    /// they are charged keys now, if they were not).
     pub(crate) fn forget<'k>(
         &self,
         project: &str,
         keys: impl Iterator<Item = std::borrow::Cow<'k, str>>,
     ) {
+        let keys: Vec<Cow<'k, str>> = keys.collect();
+        self.charged.add(project, keys.iter().map(AsRef::as_ref));
         let mut inner = self.write();
         inner.generation = inner.generation.wrapping_add(1);
         let Inner {
@@ -230,7 +237,7 @@ impl UsageCache {
             ..
         } = &mut *inner;
         if let Some(cached) = projects.get_mut(project) {
-            for key in keys {
+            for key in &keys {
                 if cached.remove(key.as_ref()).is_some() {
                     *count -= 1;
                 }

@@ -35,6 +35,9 @@ pub(super) struct State {
     by_key: HashMap<(String, String), usize>,
     /// Quota usage by (project, key).
     pub(super) usage: BTreeMap<(String, String), Decimal>,
+    /// Per project, its keys of `usage` in the order they were first
+    /// charged: `charged_keys`' cursor is a position here.
+    pub(super) charged_order: HashMap<String, Vec<String>>,
     /// The charges that count for a time (see `hold.rs`).
     pub(super) marks: Marks,
     /// Holds by (project, id).
@@ -447,6 +450,20 @@ impl RedemptionStore for MemoryStore {
             .iter()
             .map(|c| s.counter_usage(project, &c.key, c.window, at))
             .collect())
+    }
+
+    async fn charged_keys(
+        &self,
+        project: &str,
+        after: Option<i64>,
+    ) -> Result<crate::store::ChargedKeys> {
+        let s = lock(&self.campaigns);
+        let order = s.charged_order.get(project).map_or(&[][..], Vec::as_slice);
+        let from = after.map_or(0, |a| usize::try_from(a).unwrap_or(0).min(order.len()));
+        Ok(crate::store::ChargedKeys {
+            keys: order[from..].to_vec(),
+            cursor: i64::try_from(order.len()).unwrap_or(i64::MAX),
+        })
     }
 
     async fn quota_usage_by_prefix(

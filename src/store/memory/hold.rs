@@ -14,6 +14,7 @@
 //!   every read subtracts the marks expired at its instant, so nothing
 //!   depends on when (or whether) that happens.
 
+use std::collections::btree_map::Entry;
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
@@ -124,10 +125,16 @@ impl State {
             }
         }
         for c in charges {
-            let usage = self
-                .usage
-                .entry((project.to_owned(), c.key.clone()))
-                .or_default();
+            let usage = match self.usage.entry((project.to_owned(), c.key.clone())) {
+                Entry::Occupied(e) => e.into_mut(),
+                Entry::Vacant(e) => {
+                    self.charged_order
+                        .entry(project.to_owned())
+                        .or_default()
+                        .push(c.key.clone());
+                    e.insert(Decimal::ZERO)
+                }
+            };
             if c.window.is_none() {
                 *usage += c.amount;
             }

@@ -233,6 +233,11 @@ impl Dialect for PostgresStore {
     const GROUP_LEADERS: usize = super::GROUP_LEADERS;
     const WRITE_LIMIT: Option<std::time::Duration> = Some(super::WRITE_LIMIT);
     const HAS_TABLE: &'static str = "SELECT 1 AS found WHERE to_regclass($1) IS NOT NULL";
+    // The clock, `CHARGED_KEYS_MARGIN` (5 s) back: concurrent writers commit
+    // in any order, a key's time is taken when its row is inserted.
+    const CHARGED_ORDER: &'static str = "first_charged_us";
+    const CHARGED_CURSOR: &'static str = "SELECT CAST(extract(epoch FROM clock_timestamp()) \
+        * 1000000 AS bigint) - 5000000 AS cursor";
 
     fn pool(&self) -> &sqlx::Pool<Postgres> {
         &self.pool

@@ -266,6 +266,17 @@ macro_rules! store_calls {
                 .await
             }
 
+            async fn charged_keys(
+                &self,
+                project: &str,
+                after: Option<i64>,
+            ) -> $crate::Result<$crate::store::ChargedKeys> {
+                self.read_call($crate::store::sql::redemption::charged_keys(
+                    self, project, after,
+                ))
+                .await
+            }
+
             async fn quota_usage_by_prefix(
                 &self,
                 project: &str,

@@ -67,6 +67,14 @@ pub(crate) trait Dialect: Clone + Send + Sync + 'static {
     /// A query with a row when table `$1` exists.
     const HAS_TABLE: &'static str;
 
+    /// The column of `quota_usage` that orders keys by when they were
+    /// first charged, and a statement answering (column `cursor`) the
+    /// value from which a later `charged_keys` reads (see
+    /// [`RedemptionStore::charged_keys`](crate::store::RedemptionStore::charged_keys)).
+    const CHARGED_ORDER: &'static str;
+    /// See [`CHARGED_ORDER`](Self::CHARGED_ORDER).
+    const CHARGED_CURSOR: &'static str;
+
     /// Leaders of groups of redeems at once (see `group.rs`): one
     /// where writes are serialised anyway (SQLite), more where groups on
     /// different keys can run side by side.

@@ -445,6 +445,39 @@ pub(crate) async fn counter_usage<D: Dialect>(
     .await
 }
 
+/// [`RedemptionStore::charged_keys`](crate::store::RedemptionStore::charged_keys).
+pub(crate) async fn charged_keys<D: Dialect>(
+    db: &D,
+    project: &str,
+    after: Option<i64>,
+) -> Result<crate::store::ChargedKeys> {
+    // The cursor first: a key committed after it is read now or next time.
+    let cursor = Sql::new(D::CHARGED_CURSOR);
+    let mut keys =
+        Sql::new("SELECT quota_key FROM quota_usage WHERE project_id = $1").bind(project);
+    if let Some(after) = after {
+        keys.push(" AND ")
+            .push(D::CHARGED_ORDER)
+            .push(" > ")
+            .push_bind(after);
+    }
+    retry::<D, _, _, _>(|| async {
+        let mut conn = acquire(db).await?;
+        let cursor: i64 = match rows::<D>(&mut conn, &cursor).await?.first() {
+            Some(row) => row.col("cursor").map_err(Abort::Fail)?,
+            None => 0,
+        };
+        let keys = rows::<D>(&mut conn, &keys)
+            .await?
+            .iter()
+            .map(|row| row.col("quota_key"))
+            .collect::<Result<_>>()
+            .map_err(Abort::Fail)?;
+        Ok(crate::store::ChargedKeys { keys, cursor })
+    })
+    .await
+}
+
 /// [`RedemptionStore::quota_usage_by_prefix`](crate::store::RedemptionStore::quota_usage_by_prefix).
 pub(crate) async fn quota_usage_by_prefix<D: Dialect>(
     db: &D,

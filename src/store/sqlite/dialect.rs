@@ -136,6 +136,11 @@ impl Dialect for SqliteStore {
     const WRITE_LIMIT: Option<std::time::Duration> = None;
     const HAS_TABLE: &'static str =
         "SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = $1";
+    // Writers take turns and rows are never deleted: a new key's number is
+    // one above every number committed before it.
+    const CHARGED_ORDER: &'static str = "charged_seq";
+    const CHARGED_CURSOR: &'static str =
+        "SELECT COALESCE(MAX(charged_seq), 0) AS cursor FROM quota_usage";
 
     fn pool(&self) -> &sqlx::Pool<Sqlite> {
         &self.pool

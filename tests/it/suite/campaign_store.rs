@@ -60,6 +60,7 @@ macro_rules! campaign_store_tests {
             list_redemptions_filters_and_order,
             campaign_quota_usage_lists_keys,
             quota_usage_by_prefix_pages_a_key_range,
+            charged_keys_lists_every_key_then_the_new_ones,
             concurrent_redeems_never_oversell,
             mixed_concurrent_redeems_each_all_or_nothing,
             concurrent_same_key_records_once,

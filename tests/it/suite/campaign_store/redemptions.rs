@@ -487,3 +487,64 @@ pub async fn quota_usage_by_prefix_pages_a_key_range<S: Store>(store: Arc<S>) {
         vec![("P-u0".to_owned(), d("1"))]
     );
 }
+
+/// `charged_keys`: every key with a usage record, then from a cursor at
+/// least every key charged since and never a key that was not charged
+/// (refused, or of another project). Keys may come again (PostgreSQL's
+/// cursor keeps a margin); a cancel keeps its keys (usage 0).
+pub async fn charged_keys_lists_every_key_then_the_new_ones<S: Store>(store: Arc<S>) {
+    use std::collections::BTreeSet;
+    let p = project();
+    let c = campaign(&p, "K");
+    let keys = |answer: &accord::store::ChargedKeys| -> BTreeSet<String> {
+        answer.keys.iter().cloned().collect()
+    };
+    let set =
+        |list: &[&str]| -> BTreeSet<String> { list.iter().map(|k| (*k).to_owned()).collect() };
+
+    let empty = store.charged_keys(&p, None).await.unwrap();
+    assert!(empty.keys.is_empty(), "{empty:?}");
+    recorded(
+        &*store,
+        &plan(&c, &[("A", "1", "9"), ("B", "1", "9")], t(0, 0)),
+    )
+    .await;
+    let first = store.charged_keys(&p, None).await.unwrap();
+    assert_eq!(keys(&first), set(&["A", "B"]));
+
+    // Refused (over its limit): not charged.
+    let refused = plan(&c, &[("Z", "10", "9")], t(1, 0));
+    assert!(matches!(
+        store.redeem(&refused).await.unwrap(),
+        RedeemOutcome::QuotaExceeded { .. }
+    ));
+    // Charged, then cancelled: still a record.
+    let cancelled = plan(&c, &[("C", "1", "9")], t(2, 0));
+    recorded(&*store, &cancelled).await;
+    store
+        .cancel_redemption(&p, cancelled.redemption.id, t(3, 0))
+        .await
+        .unwrap();
+    // A rolling counter's key.
+    let mut rolling = plan(&c, &[("R", "1", "9")], t(4, 0));
+    rolling.redemption.quotas[0].window = accord::campaign::QuotaWindow::from_seconds(3600);
+    recorded(&*store, &rolling).await;
+    // Another project's key.
+    recorded(
+        &*store,
+        &plan(&campaign(&project(), "K"), &[("D", "1", "9")], t(5, 0)),
+    )
+    .await;
+
+    let since = store.charged_keys(&p, Some(first.cursor)).await.unwrap();
+    let found = keys(&since);
+    assert!(found.is_superset(&set(&["C", "R"])), "{found:?}");
+    assert!(found.is_subset(&set(&["A", "B", "C", "R"])), "{found:?}");
+    let again = store.charged_keys(&p, Some(since.cursor)).await.unwrap();
+    assert!(
+        keys(&again).is_subset(&set(&["A", "B", "C", "R"])),
+        "{again:?}"
+    );
+    let whole = store.charged_keys(&p, None).await.unwrap();
+    assert_eq!(keys(&whole), set(&["A", "B", "C", "R"]));
+}
