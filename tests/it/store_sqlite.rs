@@ -180,22 +180,38 @@ async fn two_process_worker() {
     run_worker(Arc::new(store), &job).await;
 }
 
+/// A new SQLite file at `path` migrated by sqlx itself, as an older Accord
+/// did, through Accord's migrations below version `below`.
+async fn migrated_by_sqlx(
+    path: &std::path::Path,
+    below: i64,
+) -> (sqlx::SqlitePool, sqlx::migrate::Migrator) {
+    let options = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(path)
+        .create_if_missing(true);
+    let pool = sqlx::SqlitePool::connect_with(options).await.unwrap();
+    let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations/sqlite");
+    let mut old = sqlx::migrate::Migrator::new(folder).await.unwrap();
+    old.migrations = old
+        .migrations
+        .iter()
+        .filter(|m| m.version < below)
+        .cloned()
+        .collect::<Vec<_>>()
+        .into();
+    old.run(&pool).await.unwrap();
+    (pool, old)
+}
+
 /// A file an older Accord migrated through sqlx (its versions in
 /// `_sqlx_migrations`): opening it moves them to `accord_migrations`
 /// without applying anything twice; a host's own sqlx migrations beside
 /// Accord's keep their table to themselves.
 #[tokio::test(flavor = "multi_thread")]
 async fn history_left_in_sqlx_migrations_is_moved_over() {
-    use sqlx::sqlite::SqliteConnectOptions;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("old.db");
-    let options = SqliteConnectOptions::new()
-        .filename(&path)
-        .create_if_missing(true);
-    let pool = sqlx::SqlitePool::connect_with(options).await.unwrap();
-    let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations/sqlite");
-    let old = sqlx::migrate::Migrator::new(folder).await.unwrap();
-    old.run(&pool).await.unwrap();
+    let (pool, old) = migrated_by_sqlx(&path, i64::MAX).await;
 
     let store = SqliteStore::open_unmigrated(path.to_str().unwrap())
         .await
@@ -234,24 +250,10 @@ async fn history_left_in_sqlx_migrations_is_moved_over() {
 #[tokio::test(flavor = "multi_thread")]
 async fn quota_usage_written_before_the_charged_order_keeps_its_rows() {
     use accord::store::RedemptionStore;
-    use sqlx::sqlite::SqliteConnectOptions;
     use suite::campaign_store::{campaign, plan, recorded, t};
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("old.db");
-    let options = SqliteConnectOptions::new()
-        .filename(&path)
-        .create_if_missing(true);
-    let pool = sqlx::SqlitePool::connect_with(options).await.unwrap();
-    let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations/sqlite");
-    let mut old = sqlx::migrate::Migrator::new(folder).await.unwrap();
-    old.migrations = old
-        .migrations
-        .iter()
-        .filter(|m| m.version < 150)
-        .cloned()
-        .collect::<Vec<_>>()
-        .into();
-    old.run(&pool).await.unwrap();
+    let (pool, _) = migrated_by_sqlx(&path, 150).await;
     for (key, used) in [("old-b", "2"), ("old-a", "1")] {
         sqlx::query("INSERT INTO quota_usage (project_id, quota_key, used) VALUES ('p', ?, ?)")
             .bind(key)
