@@ -3,8 +3,10 @@
 mod cms;
 mod evidence;
 mod files;
+mod receipts;
 
 pub use evidence::SubjectExport;
+pub use receipts::ReceiptSource;
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -15,7 +17,7 @@ use uuid::Uuid;
 
 use crate::core::clock::Clock;
 use crate::core::consent::check::{self, Finding, Histories};
-use crate::core::consent::content::{format_time, ContentType, ContentWrite};
+use crate::core::consent::content::{format_time, ContentRecord, ContentType, ContentWrite};
 use crate::core::consent::erasure::PseudonymKey;
 use crate::core::consent::integrity;
 use crate::core::consent::model::{
@@ -24,6 +26,7 @@ use crate::core::consent::model::{
     SubjectState, ToAccept,
 };
 use crate::core::consent::query::ContentQuery;
+use crate::core::consent::receipt::EntryRef;
 use crate::core::consent::rules::{self, AcceptanceVersion};
 use crate::core::consent::validate;
 use crate::core::error::ErrorCode;
@@ -201,6 +204,23 @@ impl<S: ConsentStore> ConsentService<S> {
         req: AcceptConsentRequest,
         actor: &str,
     ) -> Result<ConsentAcceptance> {
+        let (stored, _) = self.accept_consent_with_entry(project, req, actor).await?;
+        Ok(ConsentAcceptance::from_record(&stored))
+    }
+
+    /// [`accept_consent`](Self::accept_consent), returning the stored
+    /// record and what a receipt needs of its ledger entry
+    /// ([`receipt::for_acceptance`](crate::core::consent::receipt::for_acceptance)),
+    /// as the store's write handed it back: a receipt of the new
+    /// acceptance reads nothing back. (`None` only from a store that does
+    /// not hand entries back; [`acceptance_with_entry`](Self::acceptance_with_entry)
+    /// then reads it.)
+    pub async fn accept_consent_with_entry(
+        &self,
+        project: &str,
+        req: AcceptConsentRequest,
+        actor: &str,
+    ) -> Result<(ContentRecord, Option<EntryRef>)> {
         crate::core::limits::check_project_id(project)?;
         validate::accept_consent(&req).into_result()?;
         let app = text(req.app.as_ref());
@@ -279,9 +299,8 @@ impl<S: ConsentStore> ConsentService<S> {
             put("formScreen", screen.into());
         }
         put("receivedDate", format_time(now).into());
-        let stored = self
-            .store
-            .insert_content(&ContentWrite {
+        self.store
+            .insert_content_with_entry(&ContentWrite {
                 project_id: project.to_owned(),
                 content_type: ContentType::ConsentAcceptance,
                 id: Uuid::new_v4().to_string(),
@@ -289,8 +308,7 @@ impl<S: ConsentStore> ConsentService<S> {
                 actor: actor.to_owned(),
                 at: now,
             })
-            .await?;
-        Ok(ConsentAcceptance::from_record(&stored))
+            .await
     }
 
     /// What an acceptance records of what was shown: the language of the
