@@ -9,6 +9,7 @@ pub use evidence::SubjectExport;
 pub use receipts::ReceiptSource;
 
 use std::collections::HashSet;
+use std::future::Future;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
@@ -198,14 +199,16 @@ impl<S: ConsentStore> ConsentService<S> {
     /// is not `PUBLISHED` (422 `privacy_notice_not_published`) or of
     /// another application (422 `consent_not_in_app`); purposes outside the
     /// consent's (422, each `unknown_purpose`).
-    pub async fn accept_consent(
-        &self,
-        project: &str,
+    pub fn accept_consent<'a>(
+        &'a self,
+        project: &'a str,
         req: AcceptConsentRequest,
-        actor: &str,
-    ) -> Result<ConsentAcceptance> {
-        let (stored, _) = self.accept_consent_with_entry(project, req, actor).await?;
-        Ok(ConsentAcceptance::from_record(&stored))
+        actor: &'a str,
+    ) -> impl Future<Output = Result<ConsentAcceptance>> + Send + 'a {
+        // The request moves into the write's future at once: this future
+        // holds that one and nothing else.
+        let accepted = self.accept_consent_with_entry(project, req, actor);
+        async move { Ok(ConsentAcceptance::from_record(&accepted.await?.0)) }
     }
 
     /// [`accept_consent`](Self::accept_consent), returning the stored

@@ -162,15 +162,10 @@ fn str_is(r: &ContentRecord, attribute: &str, value: &str) -> bool {
     r.data.get(attribute).and_then(Value::as_str) == Some(value)
 }
 
-impl ContentStore for MemoryStore {
-    async fn insert_content(&self, write: &ContentWrite) -> Result<ContentRecord> {
-        Ok(self.insert_content_with_entry(write).await?.0)
-    }
-
-    async fn insert_content_with_entry(
-        &self,
-        write: &ContentWrite,
-    ) -> Result<(ContentRecord, Option<EntryRef>)> {
+impl MemoryStore {
+    /// [`ContentStore::insert_content_with_entry`], in one critical
+    /// section (nothing to await).
+    fn insert(&self, write: &ContentWrite) -> Result<(ContentRecord, Option<EntryRef>)> {
         let mut s = lock(&self.consent);
         let key = (write.content_type, write.id.clone());
         let exists = s
@@ -204,7 +199,19 @@ impl ContentStore for MemoryStore {
         }
         Ok((record, entry))
     }
+}
 
+impl ContentStore for MemoryStore {
+    async fn insert_content(&self, write: &ContentWrite) -> Result<ContentRecord> {
+        Ok(self.insert(write)?.0)
+    }
+
+    async fn insert_content_with_entry(
+        &self,
+        write: &ContentWrite,
+    ) -> Result<(ContentRecord, Option<EntryRef>)> {
+        self.insert(write)
+    }
     async fn replace_content(
         &self,
         write: &ContentWrite,

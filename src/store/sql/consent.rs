@@ -274,7 +274,7 @@ pub(crate) async fn insert_content<D: Dialect>(
     db: &D,
     write: &ContentWrite,
 ) -> Result<ContentRecord> {
-    Ok(insert_content_with_entry(db, write).await?.0)
+    Ok(retry::<D, _, _, _>(|| try_insert(db, write)).await?.0)
 }
 
 /// [`ContentStore::insert_content_with_entry`](crate::store::ContentStore::insert_content_with_entry).
