@@ -302,16 +302,17 @@ impl<S: ConsentStore> ConsentService<S> {
             put("formScreen", screen.into());
         }
         put("receivedDate", format_time(now).into());
-        self.store
-            .insert_content_with_entry(&ContentWrite {
-                project_id: project.to_owned(),
-                content_type: ContentType::ConsentAcceptance,
-                id: Uuid::new_v4().to_string(),
-                data,
-                actor: actor.to_owned(),
-                at: now,
-            })
-            .await
+        let write = ContentWrite {
+            project_id: project.to_owned(),
+            content_type: ContentType::ConsentAcceptance,
+            id: Uuid::new_v4().to_string(),
+            data,
+            actor: actor.to_owned(),
+            at: now,
+        };
+        // Boxed: a SQL store's write future (its whole transaction) would
+        // otherwise sit inside every caller's future.
+        Box::pin(self.store.insert_content_with_entry(&write)).await
     }
 
     /// What an acceptance records of what was shown: the language of the

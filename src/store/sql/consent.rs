@@ -274,7 +274,7 @@ pub(crate) async fn insert_content<D: Dialect>(
     db: &D,
     write: &ContentWrite,
 ) -> Result<ContentRecord> {
-    Ok(retry::<D, _, _, _>(|| try_insert(db, write)).await?.0)
+    Ok(insert_content_with_entry(db, write).await?.0)
 }
 
 /// [`ContentStore::insert_content_with_entry`](crate::store::ContentStore::insert_content_with_entry).
@@ -282,7 +282,9 @@ pub(crate) async fn insert_content_with_entry<D: Dialect>(
     db: &D,
     write: &ContentWrite,
 ) -> Result<(ContentRecord, Option<EntryRef>)> {
-    retry::<D, _, _, _>(|| try_insert(db, write)).await
+    // Boxed: the transaction's future (version, ledger, history, outbox)
+    // would otherwise sit inside every caller's future.
+    Box::pin(retry::<D, _, _, _>(|| try_insert(db, write))).await
 }
 
 /// [`ContentStore::replace_content`](crate::store::ContentStore::replace_content).
