@@ -106,10 +106,20 @@ fn bench_store<S: ConsentStore + 'static>(c: &mut Criterion, rt: &Runtime, name:
     let start = Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap();
     let clock = Arc::new(ManualClock::new(start));
     let svc = ConsentService::new(store.clone(), clock.clone());
+    bench_history(c, rt, name, &svc, &clock);
+    bench_accept(c, rt, name, &svc, &store, &clock);
+}
 
+fn bench_history<S: ConsentStore + 'static>(
+    c: &mut Criterion,
+    rt: &Runtime,
+    name: &str,
+    svc: &ConsentService<S>,
+    clock: &ManualClock,
+) {
     // The long history: one acceptance a minute, then every expiry passed.
     let project = "history";
-    let consent_id = rt.block_on(consent(&svc, project));
+    let consent_id = rt.block_on(consent(svc, project));
     rt.block_on(async {
         for _ in 0..ACCEPTANCES {
             clock.advance(chrono::Duration::minutes(1));
@@ -140,10 +150,19 @@ fn bench_store<S: ConsentStore + 'static>(c: &mut Criterion, rt: &Runtime, name:
         });
     }
     group.finish();
+}
 
+fn bench_accept<S: ConsentStore + 'static>(
+    c: &mut Criterion,
+    rt: &Runtime,
+    name: &str,
+    svc: &ConsentService<S>,
+    store: &S,
+    clock: &ManualClock,
+) {
     // Acceptances, each of a new subject.
     let project = "accept";
-    let consent_id = rt.block_on(consent(&svc, project));
+    let consent_id = rt.block_on(consent(svc, project));
     let signer = ReceiptSigner::from_seed(&[7u8; 32]).unwrap();
     let controller = Controller::default();
     let n = AtomicU64::new(0);
@@ -224,7 +243,7 @@ fn bench_store<S: ConsentStore + 'static>(c: &mut Criterion, rt: &Runtime, name:
                         id,
                         data,
                         actor: "app".into(),
-                        at: accord::Clock::now(&*clock),
+                        at: accord::Clock::now(clock),
                     };
                     store.insert_content(&write).await.unwrap()
                 })
