@@ -3,7 +3,7 @@
 //!
 //! ```sh
 //! ACCORD_TEST_PG_URL=postgres://postgres@127.0.0.1:5432/test \
-//!     cargo bench --bench evidence --features sqlite,postgres,http
+//!     cargo bench --bench evidence --features sqlite,postgres,http,testkit
 //! ```
 //!
 //! - `history/<store>/first` and `…/late`: one subject with 10,000 events
@@ -11,13 +11,24 @@
 //!   default size (20) at the start and at page 490 (events 9,800 to 9,819).
 //! - `accept/<store>/…`: `accept` is `ConsentService::accept_consent` (a
 //!   new subject each time): validation, reads, the acceptance's write with
-//!   its ledger entry and history rows, in one transaction. `accept+receipt`
-//!   adds what a receipt costs: reading the acceptance and its ledger entry
-//!   and signing the receipt (Ed25519). `write/acceptance` is the store's
-//!   write of one acceptance record (ledger entry and history rows
-//!   included); `write/plain` the same record written as a content type
-//!   that has neither (the same `insert_content` path, same `data`): their
-//!   difference is what the ledger (and history) add to the write.
+//!   its ledger entry, history rows and outbox event, in one transaction.
+//!   `accept+receipt` is the same acceptance through
+//!   `accept_consent_with_entry`, whose write hands back its ledger entry
+//!   (position, hash, subject), then the receipt built and signed
+//!   (Ed25519): nothing is read back. `receipt/by-id` is a receipt of an
+//!   existing acceptance as `GET …/receipts/{id}` builds it
+//!   (`receipt_source`: its ledger entries, its latest version), signed.
+//!   `write/acceptance` is the store's write of one acceptance record
+//!   (ledger entry, history rows and outbox event included); `write/plain`
+//!   the same record written as a content type that has none of them (the
+//!   same `insert_content` path, same `data`).
+//! - With feature `testkit`, the baselines without the ledger:
+//!   `accept/no-ledger` is `accept` and `write/no-ledger` is
+//!   `write/acceptance` with the stores' ledger entries turned off
+//!   (`accord::store::set_ledger_for_bench`): the same acceptance, history
+//!   rows and outbox event included, without its ledger entry. The cost
+//!   of the ledger and the signature is `accept+receipt` against
+//!   `accept/no-ledger`.
 //!
 //! The memory store is the reference; SQLite runs on a file (WAL,
 //! `synchronous = FULL`); PostgreSQL in a schema of its own, dropped
@@ -33,7 +44,9 @@ use std::time::Duration;
 
 use accord::consent::evidence::HistoryQuery;
 use accord::consent::receipt::{for_acceptance, Controller, EntryRef};
-use accord::consent::{AcceptConsentRequest, ConsentService, ContentType, ContentWrite};
+use accord::consent::{
+    AcceptConsentRequest, ConsentService, ContentType, ContentWrite, ReceiptSource,
+};
 use accord::http::receipt::ReceiptSigner;
 use accord::store::memory::MemoryStore;
 use accord::store::sqlite::SqliteStore;
@@ -93,10 +106,20 @@ fn bench_store<S: ConsentStore + 'static>(c: &mut Criterion, rt: &Runtime, name:
     let start = Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap();
     let clock = Arc::new(ManualClock::new(start));
     let svc = ConsentService::new(store.clone(), clock.clone());
+    bench_history(c, rt, name, &svc, &clock);
+    bench_accept(c, rt, name, &svc, &store, &clock);
+}
 
+fn bench_history<S: ConsentStore + 'static>(
+    c: &mut Criterion,
+    rt: &Runtime,
+    name: &str,
+    svc: &ConsentService<S>,
+    clock: &ManualClock,
+) {
     // The long history: one acceptance a minute, then every expiry passed.
     let project = "history";
-    let consent_id = rt.block_on(consent(&svc, project));
+    let consent_id = rt.block_on(consent(svc, project));
     rt.block_on(async {
         for _ in 0..ACCEPTANCES {
             clock.advance(chrono::Duration::minutes(1));
@@ -127,10 +150,19 @@ fn bench_store<S: ConsentStore + 'static>(c: &mut Criterion, rt: &Runtime, name:
         });
     }
     group.finish();
+}
 
+fn bench_accept<S: ConsentStore + 'static>(
+    c: &mut Criterion,
+    rt: &Runtime,
+    name: &str,
+    svc: &ConsentService<S>,
+    store: &S,
+    clock: &ManualClock,
+) {
     // Acceptances, each of a new subject.
     let project = "accept";
-    let consent_id = rt.block_on(consent(&svc, project));
+    let consent_id = rt.block_on(consent(svc, project));
     let signer = ReceiptSigner::from_seed(&[7u8; 32]).unwrap();
     let controller = Controller::default();
     let n = AtomicU64::new(0);
@@ -147,31 +179,58 @@ fn bench_store<S: ConsentStore + 'static>(c: &mut Criterion, rt: &Runtime, name:
     group.bench_function("accept+receipt", |b| {
         b.iter(|| {
             rt.block_on(async {
-                let a = svc
-                    .accept_consent(project, request(&next(), &consent_id), "app")
-                    .await
-                    .unwrap();
                 let (record, entry) = svc
-                    .acceptance_with_entry(project, &a.id, None)
+                    .accept_consent_with_entry(project, request(&next(), &consent_id), "app")
                     .await
                     .unwrap();
+                signer.sign(&for_acceptance(&record, &entry.unwrap(), &controller))
+            })
+        });
+    });
+    #[cfg(feature = "testkit")]
+    {
+        accord::store::set_ledger_for_bench(false);
+        group.bench_function("accept/no-ledger", |b| {
+            b.iter(|| {
+                rt.block_on(svc.accept_consent(project, request(&next(), &consent_id), "app"))
+                    .unwrap()
+            });
+        });
+        accord::store::set_ledger_for_bench(true);
+    }
+    let sample = rt
+        .block_on(svc.accept_consent(project, request("sample", &consent_id), "app"))
+        .unwrap();
+    group.bench_function("receipt/by-id", |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                let ReceiptSource::Acceptance(record, entry) =
+                    svc.receipt_source(project, &sample.id, None).await.unwrap()
+                else {
+                    panic!("an acceptance")
+                };
                 let entry = EntryRef::parse(&entry.unwrap()).unwrap();
                 signer.sign(&for_acceptance(&record, &entry, &controller))
             })
         });
     });
-    let sample = rt
-        .block_on(svc.accept_consent(project, request("sample", &consent_id), "app"))
-        .unwrap();
     let data = rt
         .block_on(svc.acceptance_with_entry(project, &sample.id, None))
         .unwrap()
         .0
         .data;
-    for (label, content_type) in [
-        ("write/acceptance", ContentType::ConsentAcceptance),
-        ("write/plain", ContentType::Purpose),
-    ] {
+    let mut writes = vec![
+        ("write/acceptance", ContentType::ConsentAcceptance, true),
+        ("write/plain", ContentType::Purpose, true),
+    ];
+    if cfg!(feature = "testkit") {
+        writes.push(("write/no-ledger", ContentType::ConsentAcceptance, false));
+    }
+    for (label, content_type, ledger) in writes {
+        #[cfg(feature = "testkit")]
+        accord::store::set_ledger_for_bench(ledger);
+        #[cfg(not(feature = "testkit"))]
+        let _ = ledger;
         group.bench_function(label, |b| {
             b.iter(|| {
                 rt.block_on(async {
@@ -184,13 +243,15 @@ fn bench_store<S: ConsentStore + 'static>(c: &mut Criterion, rt: &Runtime, name:
                         id,
                         data,
                         actor: "app".into(),
-                        at: accord::Clock::now(&*clock),
+                        at: accord::Clock::now(clock),
                     };
                     store.insert_content(&write).await.unwrap()
                 })
             });
         });
     }
+    #[cfg(feature = "testkit")]
+    accord::store::set_ledger_for_bench(true);
     group.finish();
 }
 

@@ -172,7 +172,9 @@ pub mod campaign {
 pub mod consent {
     #![doc = include_str!("core/consent/decisions.md")]
     pub use crate::core::consent::*;
-    pub use crate::service::consent::{self as service, ConsentService, SubjectExport};
+    pub use crate::service::consent::{
+        self as service, ConsentService, ReceiptSource, SubjectExport,
+    };
 }
 
 /// Events out: the transactional outbox, webhook endpoints and their

@@ -18,13 +18,23 @@ use sha2::{Digest, Sha256};
 
 /// Lowercase hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    Sha256::digest(bytes)
-        .iter()
-        .fold(String::with_capacity(64), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
+    sha256_hex_of(&[bytes])
+}
+
+/// Lowercase hex SHA-256 of the concatenation of `parts` (without
+/// concatenating them).
+pub fn sha256_hex_of(parts: &[&[u8]]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut hasher = Sha256::new();
+    for part in parts {
+        hasher.update(part);
+    }
+    let mut s = String::with_capacity(64);
+    for b in hasher.finalize() {
+        s.push(char::from(HEX[usize::from(b >> 4)]));
+        s.push(char::from(HEX[usize::from(b & 0xf)]));
+    }
+    s
 }
 
 const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;

@@ -45,6 +45,7 @@ use crate::core::consent::erasure::ErasureCounts;
 use crate::core::consent::evidence::{HistoryQuery, SubjectEvent};
 use crate::core::consent::history::ExpiredAcceptance;
 use crate::core::consent::ledger::LedgerHead;
+use crate::core::consent::receipt::EntryRef;
 use crate::core::consent::{ContentQuery, ContentRecord, ContentType, ContentWrite, PurposeEvent};
 use crate::Result;
 
@@ -58,6 +59,19 @@ pub trait ContentStore: Send + Sync {
         &self,
         write: &ContentWrite,
     ) -> impl Future<Output = Result<ContentRecord>> + Send;
+
+    /// [`insert_content`](Self::insert_content), also handing back what a
+    /// receipt needs of the ledger entry the write appended in its
+    /// transaction (an acceptance's), so that a receipt of a fresh
+    /// acceptance reads nothing back. `None`: no entry (other content
+    /// types), or a store that does not say (this default), whose entry
+    /// the caller reads back.
+    fn insert_content_with_entry(
+        &self,
+        write: &ContentWrite,
+    ) -> impl Future<Output = Result<(ContentRecord, Option<EntryRef>)>> + Send {
+        async move { Ok((self.insert_content(write).await?, None)) }
+    }
 
     /// Appends version `expected_version + 1` with `write.data`, keeping
     /// `created_by`/`created_date` of the record, if its current version is

@@ -86,3 +86,34 @@ impl<
     > Store for T
 {
 }
+
+/// Whether the stores append the ledger entries of acceptances: always,
+/// except when a benchmark has turned them off ([`set_ledger_for_bench`],
+/// feature `testkit`) to measure the same acceptance without its entry.
+pub(crate) mod ledger_switch {
+    #[cfg(feature = "testkit")]
+    static OFF: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+    /// Whether acceptances get their ledger entries.
+    #[inline]
+    pub(crate) fn on() -> bool {
+        #[cfg(feature = "testkit")]
+        return !OFF.load(std::sync::atomic::Ordering::Relaxed);
+        #[cfg(not(feature = "testkit"))]
+        true
+    }
+
+    /// Turns the ledger entries of acceptances on or off, process-wide.
+    #[cfg(feature = "testkit")]
+    pub fn set(on: bool) {
+        OFF.store(!on, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Test support, not for production (feature `testkit`): turns the ledger
+/// entries of acceptances off (`false`) or back on, process-wide, so that
+/// `benches/evidence.rs` can measure an acceptance without its entry. A
+/// store with the ledger off breaks the ledger's guarantee.
+#[cfg(feature = "testkit")]
+#[doc(hidden)]
+pub use ledger_switch::set as set_ledger_for_bench;

@@ -16,6 +16,7 @@ use support::{http_support, pg_support};
 mod common;
 mod suite;
 
+mod acceptance_round_trips;
 mod campaign_admin;
 mod campaign_use_cases;
 mod cases;

@@ -24,7 +24,7 @@ use crate::core::consent::ledger::LedgerReport;
 use crate::core::consent::receipt::{self, ConsentReceipt, EntryRef};
 use crate::core::consent::{ContentRecord, Envelope, SubjectState};
 use crate::core::error::ErrorCode;
-use crate::service::consent::SubjectExport;
+use crate::service::consent::{ReceiptSource, SubjectExport};
 
 /// One stored version of a content record: its number beside the
 /// content-store envelope.
@@ -447,26 +447,27 @@ pub(crate) async fn receipt<S: HttpStore>(
         )
         .into());
     };
-    // A purpose event's receipt, read from its ledger entry alone.
-    if version.is_none_or(|v| v == 1) {
-        if let Some(text) = api
-            .consent
-            .purpose_event_entry(path.project(), path.get("id"))
-            .await?
-        {
-            if let Some(receipt) = receipt::for_purpose_event(&text, controller) {
-                return Ok(Json(SignedReceipt {
-                    receipt_id: receipt.consent_receipt_id.clone(),
-                    jws: signer.sign(&receipt),
-                    receipt,
-                }));
-            }
-        }
-    }
-    let (record, entry) = api
+    let (record, entry) = match api
         .consent
-        .acceptance_with_entry(path.project(), path.get("id"), version)
-        .await?;
+        .receipt_source(path.project(), path.get("id"), version)
+        .await?
+    {
+        // A purpose event's receipt, read from its ledger entry alone.
+        ReceiptSource::PurposeEvent(text) => {
+            let receipt = receipt::for_purpose_event(&text, controller).ok_or_else(|| {
+                crate::Error::new(
+                    ErrorCode::ReceiptNotFound,
+                    "this purpose event's ledger entry does not read as one",
+                )
+            })?;
+            return Ok(Json(SignedReceipt {
+                receipt_id: receipt.consent_receipt_id.clone(),
+                jws: signer.sign(&receipt),
+                receipt,
+            }));
+        }
+        ReceiptSource::Acceptance(record, entry) => (record, entry),
+    };
     let entry = entry.as_deref().and_then(EntryRef::parse).ok_or_else(|| {
         crate::Error::new(
             ErrorCode::ReceiptNotFound,

@@ -18,6 +18,8 @@ use crate::Error;
 pub struct ReceiptSigner {
     pair: Ed25519KeyPair,
     kid: String,
+    /// The JWS header, base64url-encoded: the same for every receipt.
+    header: String,
     retired: Vec<Vec<u8>>,
 }
 
@@ -36,8 +38,10 @@ impl ReceiptSigner {
         let pair = Ed25519KeyPair::from_seed_unchecked(seed)
             .map_err(|_| Error::new(ErrorCode::InvalidReceiptKey, "an Ed25519 seed is 32 bytes"))?;
         let kid = kid_of(pair.public_key().as_ref());
+        let header = json!({"alg": "EdDSA", "typ": "JWT", "kid": kid});
         Ok(ReceiptSigner {
             pair,
+            header: URL_SAFE_NO_PAD.encode(header.to_string()),
             kid,
             retired: Vec::new(),
         })
@@ -94,18 +98,16 @@ impl ReceiptSigner {
     /// The receipt as a compact JWS. Ed25519 signatures are deterministic:
     /// the same receipt always gives the same bytes.
     pub fn sign(&self, receipt: &ConsentReceipt) -> String {
-        let header = json!({"alg": "EdDSA", "typ": "JWT", "kid": self.kid});
         let payload = serde_json::to_vec(receipt).unwrap_or_default();
-        let signing_input = format!(
-            "{}.{}",
-            URL_SAFE_NO_PAD.encode(header.to_string()),
-            URL_SAFE_NO_PAD.encode(payload)
-        );
-        let signature = self.pair.sign(signing_input.as_bytes());
-        format!(
-            "{signing_input}.{}",
-            URL_SAFE_NO_PAD.encode(signature.as_ref())
-        )
+        // header.payload, then .signature appended to the same text.
+        let mut jws = String::with_capacity(self.header.len() + payload.len() * 4 / 3 + 100);
+        jws.push_str(&self.header);
+        jws.push('.');
+        URL_SAFE_NO_PAD.encode_string(payload, &mut jws);
+        let signature = self.pair.sign(jws.as_bytes());
+        jws.push('.');
+        URL_SAFE_NO_PAD.encode_string(signature.as_ref(), &mut jws);
+        jws
     }
 }
 

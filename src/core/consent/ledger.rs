@@ -41,6 +41,7 @@ use serde_json::{Map, Value};
 
 use super::content::{format_time, ContentRecord};
 use super::model::PurposeEvent;
+use super::receipt::EntryRef;
 use crate::string_enum;
 
 /// The `prevHash` of a project's first entry.
@@ -59,62 +60,32 @@ pub const PERSONAL_FIELDS: &[&str] = &[
     "note",
 ];
 
-/// Writes `value` as canonical JSON (see the module docs).
-pub fn canonical_json(value: &Value) -> String {
-    let mut out = String::new();
-    write_canonical(value, &mut out);
-    out
-}
-
-fn write_canonical(value: &Value, out: &mut String) {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
-            out.push('{');
-            for (i, k) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_string(k, out);
-                out.push(':');
-                write_canonical(&map[k], out);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, v) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_canonical(v, out);
-            }
-            out.push(']');
-        }
-        Value::String(s) => write_string(s, out),
-        // Null, booleans and numbers: serde_json's text is the canonical one
-        // for integers and literals.
-        other => out.push_str(&other.to_string()),
-    }
-}
-
-fn write_string(s: &str, out: &mut String) {
-    // serde_json escapes exactly `"`, `\`, and the controls below U+0020
-    // (\b \f \n \r \t, the others as \u00xx in lowercase hex), as
-    // JSON.stringify does.
-    out.push_str(&Value::String(s.to_owned()).to_string());
-}
+pub use super::canonical::canonical_json;
+use super::canonical::{write_int, write_object, write_string};
 
 pub use crate::core::hash::sha256_hex;
+use crate::core::hash::sha256_hex_of;
 
 /// The commitment to personal data: hex SHA-256 of the canonical JSON of
 /// `{"personal": personal, "salt": salt}`.
 pub fn commitment(personal: &Map<String, Value>, salt: &str) -> String {
-    let mut m = Map::new();
-    m.insert("personal".into(), Value::Object(personal.clone()));
-    m.insert("salt".into(), Value::String(salt.to_owned()));
-    sha256_hex(canonical_json(&Value::Object(m)).as_bytes())
+    commitment_of(personal, |_| true, salt)
+}
+
+/// [`commitment`] of the members of `data` that `keep` keeps, written
+/// without copying them out first.
+fn commitment_of(data: &Map<String, Value>, keep: impl Fn(&str) -> bool, salt: &str) -> String {
+    let mut text = String::with_capacity(256);
+    text.push_str("{\"personal\":");
+    write_object(data, keep, &mut text);
+    text.push_str(",\"salt\":");
+    write_string(salt, &mut text);
+    text.push('}');
+    sha256_hex(text.as_bytes())
+}
+
+fn is_personal(name: &str) -> bool {
+    PERSONAL_FIELDS.contains(&name)
 }
 
 /// A new random salt for a commitment.
@@ -137,8 +108,9 @@ pub struct Unsealed {
     pub seq: i64,
     /// When the record was recorded.
     pub recorded_at: DateTime<Utc>,
-    /// The non-personal fields.
-    pub evidence: Map<String, Value>,
+    /// The non-personal fields, as canonical JSON (the entry's
+    /// `evidence`).
+    pub evidence: String,
     /// The commitment to the personal fields.
     pub subject: String,
     /// The salt of the commitment (kept by the store, outside the chain).
@@ -158,13 +130,8 @@ pub struct Sealed {
 
 /// The ledger entry of a consent-acceptance version.
 pub fn for_acceptance(record: &ContentRecord, salt: String) -> Unsealed {
-    let mut evidence = record.data.clone();
-    let mut personal = Map::new();
-    for k in PERSONAL_FIELDS {
-        if let Some(v) = evidence.remove(*k) {
-            personal.insert((*k).to_owned(), v);
-        }
-    }
+    let mut evidence = String::with_capacity(512);
+    write_object(&record.data, |k| !is_personal(k), &mut evidence);
     Unsealed {
         project_id: record.project_id.clone(),
         kind: "consentAcceptance",
@@ -173,7 +140,7 @@ pub fn for_acceptance(record: &ContentRecord, salt: String) -> Unsealed {
         seq: record.seq,
         recorded_at: record.last_modified_date,
         evidence,
-        subject: commitment(&personal, &salt),
+        subject: commitment_of(&record.data, is_personal, &salt),
         salt,
     }
 }
@@ -198,36 +165,67 @@ pub fn for_purpose_event(e: &PurposeEvent, salt: String) -> Unsealed {
         version: 1,
         seq: e.seq,
         recorded_at: e.recorded_at,
-        evidence,
+        evidence: canonical_json(&Value::Object(evidence)),
         subject: commitment(&personal, &salt),
         salt,
     }
 }
 
 impl Unsealed {
+    /// What a receipt needs of the entry once sealed as `sealed`.
+    pub fn reference(&self, sealed: &Sealed) -> EntryRef {
+        EntryRef {
+            position: sealed.position,
+            hash: sealed.hash.clone(),
+            subject: self.subject.clone(),
+        }
+    }
+
     /// Places the entry after the entry at `prev` (`None`: the first).
+    ///
+    /// The canonical JSON of the entry is written member by member in its
+    /// sorted order (`evidence`, `hash`, `kind`, `position`, `prevHash`,
+    /// `projectId`, `recordId`, `recordedAt`, `seq`, `subject`,
+    /// `version`): the hashed text is the same without `hash`, so both
+    /// share the members after it.
     pub fn seal(&self, prev: Option<(i64, &str)>) -> Sealed {
+        const OPEN: &str = "{\"evidence\":";
         let (position, prev_hash) = match prev {
             Some((p, h)) => (p + 1, h),
             None => (1, GENESIS),
         };
-        let mut m = Map::new();
-        m.insert("position".into(), position.into());
-        m.insert("prevHash".into(), prev_hash.into());
-        m.insert("projectId".into(), self.project_id.clone().into());
-        m.insert("kind".into(), self.kind.into());
-        m.insert("recordId".into(), self.record_id.clone().into());
-        m.insert("version".into(), self.version.into());
-        m.insert("seq".into(), self.seq.into());
-        m.insert("recordedAt".into(), format_time(self.recorded_at).into());
-        m.insert("evidence".into(), Value::Object(self.evidence.clone()));
-        m.insert("subject".into(), self.subject.clone().into());
-        let hash = sha256_hex(canonical_json(&Value::Object(m.clone())).as_bytes());
-        m.insert("hash".into(), hash.clone().into());
+        let mut rest = String::with_capacity(400);
+        rest.push_str(",\"kind\":");
+        write_string(self.kind, &mut rest);
+        rest.push_str(",\"position\":");
+        write_int(position, &mut rest);
+        rest.push_str(",\"prevHash\":");
+        write_string(prev_hash, &mut rest);
+        rest.push_str(",\"projectId\":");
+        write_string(&self.project_id, &mut rest);
+        rest.push_str(",\"recordId\":");
+        write_string(&self.record_id, &mut rest);
+        rest.push_str(",\"recordedAt\":");
+        write_string(&format_time(self.recorded_at), &mut rest);
+        rest.push_str(",\"seq\":");
+        write_int(self.seq, &mut rest);
+        rest.push_str(",\"subject\":");
+        write_string(&self.subject, &mut rest);
+        rest.push_str(",\"version\":");
+        write_int(self.version, &mut rest);
+        rest.push('}');
+        let hash = sha256_hex_of(&[OPEN.as_bytes(), self.evidence.as_bytes(), rest.as_bytes()]);
+        let mut text = String::with_capacity(OPEN.len() + self.evidence.len() + rest.len() + 80);
+        text.push_str(OPEN);
+        text.push_str(&self.evidence);
+        text.push_str(",\"hash\":\"");
+        text.push_str(&hash);
+        text.push('"');
+        text.push_str(&rest);
         Sealed {
             position,
             hash,
-            text: canonical_json(&Value::Object(m)),
+            text,
         }
     }
 }
@@ -428,15 +426,21 @@ pub fn verify<'a>(
 /// Whether the entry text `text` is the entry of record `record_id`,
 /// version `version`, of `kind` (`consentAcceptance`, `purposeEvent`).
 pub fn entry_is_of(text: &str, kind: &str, record_id: &str, version: i64) -> bool {
+    /// The members compared; the others (the evidence) are skipped over,
+    /// not built.
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Of {
+        kind: String,
+        record_id: String,
+        version: i64,
+    }
     // A cheap test first: most entries are of other records.
     if !text.contains(record_id) {
         return false;
     }
-    serde_json::from_str::<Value>(text).is_ok_and(|v| {
-        v.get("kind").and_then(Value::as_str) == Some(kind)
-            && v.get("recordId").and_then(Value::as_str) == Some(record_id)
-            && v.get("version").and_then(Value::as_i64) == Some(version)
-    })
+    serde_json::from_str::<Of>(text)
+        .is_ok_and(|o| o.kind == kind && o.record_id == record_id && o.version == version)
 }
 
 /// Checks an exported ledger: JSON Lines, one entry per line, in position

@@ -7,6 +7,7 @@
 //! open are in `decisions.md` beside this file, the documentation of the
 //! public `accord::consent`.
 
+pub mod canonical;
 pub mod check;
 pub mod content;
 pub mod erasure;

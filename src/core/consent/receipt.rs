@@ -158,11 +158,19 @@ pub struct EntryRef {
 impl EntryRef {
     /// Reads position, hash and subject from an entry's text.
     pub fn parse(text: &str) -> Option<Self> {
-        let v: Value = serde_json::from_str(text).ok()?;
+        /// The members read; the others (the evidence) are skipped over,
+        /// not built.
+        #[derive(Deserialize)]
+        struct Members {
+            position: i64,
+            hash: String,
+            subject: String,
+        }
+        let m: Members = serde_json::from_str(text).ok()?;
         Some(EntryRef {
-            position: v.get("position")?.as_i64()?,
-            hash: v.get("hash")?.as_str()?.to_owned(),
-            subject: v.get("subject")?.as_str()?.to_owned(),
+            position: m.position,
+            hash: m.hash,
+            subject: m.subject,
         })
     }
 }

@@ -404,7 +404,7 @@ impl<S: ConsentStore> ConsentService<S> {
     }
 }
 
-fn content_not_found(t: ContentType, id: &str) -> Error {
+pub(super) fn content_not_found(t: ContentType, id: &str) -> Error {
     let shown = if id.len() > crate::core::limits::MAX_CONTENT_ID_LEN {
         format!("of {} bytes", id.len())
     } else {

@@ -243,53 +243,6 @@ impl<S: ConsentStore> ConsentService<S> {
         Ok(report)
     }
 
-    /// The acceptance version `version` (the latest when `None`) of
-    /// acceptance `id`, and its ledger entry (`None` when the ledger has
-    /// none: a record from before the ledger). Unknown acceptance or
-    /// version: 404 `content_not_found`.
-    pub async fn acceptance_with_entry(
-        &self,
-        project: &str,
-        id: &str,
-        version: Option<i64>,
-    ) -> Result<(ContentRecord, Option<String>)> {
-        let versions = self
-            .content_versions(project, ContentType::ConsentAcceptance.as_str(), id)
-            .await?;
-        let record = match version {
-            None => versions.into_iter().last(),
-            Some(v) => versions.into_iter().find(|r| r.version == v),
-        }
-        .ok_or_else(|| {
-            Error::new(
-                ErrorCode::ContentNotFound,
-                format!("acceptance {id:?} has no such version"),
-            )
-        })?;
-        // The record's own entries, through the ledger's record index.
-        let entry = self
-            .store
-            .ledger_entries_of(project, &record.id)
-            .await?
-            .into_iter()
-            .find(|e| ledger::entry_is_of(&e.text, "consentAcceptance", &record.id, record.version))
-            .map(|e| e.text);
-        Ok((record, entry))
-    }
-
-    /// The ledger entry of purpose event `id` (`None` when `id` is not a
-    /// purpose event with an entry): one lookup of the ledger's record
-    /// index.
-    pub async fn purpose_event_entry(&self, project: &str, id: &str) -> Result<Option<String>> {
-        Ok(self
-            .store
-            .ledger_entries_of(project, id)
-            .await?
-            .into_iter()
-            .find(|e| ledger::entry_is_of(&e.text, "purposeEvent", id, 1))
-            .map(|e| e.text))
-    }
-
     /// Everything held about a data subject in a project, as one document
     /// (GDPR Art. 15 and 20, PDPA s.30 and 31): every version of their
     /// acceptances, their purpose events, their history as events, their

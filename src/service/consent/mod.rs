@@ -3,10 +3,13 @@
 mod cms;
 mod evidence;
 mod files;
+mod receipts;
 
 pub use evidence::SubjectExport;
+pub use receipts::ReceiptSource;
 
 use std::collections::HashSet;
+use std::future::Future;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
@@ -15,7 +18,7 @@ use uuid::Uuid;
 
 use crate::core::clock::Clock;
 use crate::core::consent::check::{self, Finding, Histories};
-use crate::core::consent::content::{format_time, ContentType, ContentWrite};
+use crate::core::consent::content::{format_time, ContentRecord, ContentType, ContentWrite};
 use crate::core::consent::erasure::PseudonymKey;
 use crate::core::consent::integrity;
 use crate::core::consent::model::{
@@ -24,6 +27,7 @@ use crate::core::consent::model::{
     SubjectState, ToAccept,
 };
 use crate::core::consent::query::ContentQuery;
+use crate::core::consent::receipt::EntryRef;
 use crate::core::consent::rules::{self, AcceptanceVersion};
 use crate::core::consent::validate;
 use crate::core::error::ErrorCode;
@@ -195,12 +199,31 @@ impl<S: ConsentStore> ConsentService<S> {
     /// is not `PUBLISHED` (422 `privacy_notice_not_published`) or of
     /// another application (422 `consent_not_in_app`); purposes outside the
     /// consent's (422, each `unknown_purpose`).
-    pub async fn accept_consent(
+    pub fn accept_consent<'a>(
+        &'a self,
+        project: &'a str,
+        req: AcceptConsentRequest,
+        actor: &'a str,
+    ) -> impl Future<Output = Result<ConsentAcceptance>> + Send + 'a {
+        // The request moves into the write's future at once: this future
+        // holds that one and nothing else.
+        let accepted = self.accept_consent_with_entry(project, req, actor);
+        async move { Ok(ConsentAcceptance::from_record(&accepted.await?.0)) }
+    }
+
+    /// [`accept_consent`](Self::accept_consent), returning the stored
+    /// record and what a receipt needs of its ledger entry
+    /// ([`receipt::for_acceptance`](crate::core::consent::receipt::for_acceptance)),
+    /// as the store's write handed it back: a receipt of the new
+    /// acceptance reads nothing back. (`None` only from a store that does
+    /// not hand entries back; [`acceptance_with_entry`](Self::acceptance_with_entry)
+    /// then reads it.)
+    pub async fn accept_consent_with_entry(
         &self,
         project: &str,
         req: AcceptConsentRequest,
         actor: &str,
-    ) -> Result<ConsentAcceptance> {
+    ) -> Result<(ContentRecord, Option<EntryRef>)> {
         crate::core::limits::check_project_id(project)?;
         validate::accept_consent(&req).into_result()?;
         let app = text(req.app.as_ref());
@@ -279,18 +302,17 @@ impl<S: ConsentStore> ConsentService<S> {
             put("formScreen", screen.into());
         }
         put("receivedDate", format_time(now).into());
-        let stored = self
-            .store
-            .insert_content(&ContentWrite {
-                project_id: project.to_owned(),
-                content_type: ContentType::ConsentAcceptance,
-                id: Uuid::new_v4().to_string(),
-                data,
-                actor: actor.to_owned(),
-                at: now,
-            })
-            .await?;
-        Ok(ConsentAcceptance::from_record(&stored))
+        let write = ContentWrite {
+            project_id: project.to_owned(),
+            content_type: ContentType::ConsentAcceptance,
+            id: Uuid::new_v4().to_string(),
+            data,
+            actor: actor.to_owned(),
+            at: now,
+        };
+        // Boxed: a SQL store's write future (its whole transaction) would
+        // otherwise sit inside every caller's future.
+        Box::pin(self.store.insert_content_with_entry(&write)).await
     }
 
     /// What an acceptance records of what was shown: the language of the

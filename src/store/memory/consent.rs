@@ -12,8 +12,10 @@ use crate::core::consent::erasure::{self, ErasureCounts};
 use crate::core::consent::evidence::{EventKind, HistoryQuery, SubjectEvent};
 use crate::core::consent::history::{self, ExpiredAcceptance, HistoryRow};
 use crate::core::consent::ledger::{self, LedgerHead, Unsealed};
+use crate::core::consent::receipt::EntryRef;
 use crate::core::consent::{ContentQuery, ContentRecord, ContentType, ContentWrite, PurposeEvent};
 use crate::core::outbox::OutboxEvent;
+use crate::store::ledger_switch;
 use crate::store::{ConsentLedger, ContentStore, HistoryStore, LedgerStore, Page, StoredEntry};
 use crate::{Error, ErrorCode, Result};
 
@@ -64,8 +66,9 @@ impl Project {
 impl Project {
     /// Appends the ledger entry of a record appended in the same critical
     /// section.
-    fn append_ledger(&mut self, entry: &Unsealed) {
+    fn append_ledger(&mut self, entry: &Unsealed) -> EntryRef {
         let sealed = entry.seal(self.head.as_ref().map(|h| (h.position, h.hash.as_str())));
+        let reference = entry.reference(&sealed);
         self.head = Some(LedgerHead {
             position: sealed.position,
             hash: sealed.hash,
@@ -79,6 +82,14 @@ impl Project {
             text: sealed.text,
             salt: Some(entry.salt.clone()),
         });
+        reference
+    }
+
+    /// Appends the ledger entry of acceptance version `record` (none for
+    /// other content types).
+    fn append_acceptance(&mut self, record: &ContentRecord) -> Option<EntryRef> {
+        (record.content_type == ContentType::ConsentAcceptance && ledger_switch::on())
+            .then(|| self.append_ledger(&ledger::for_acceptance(record, ledger::new_salt())))
     }
 
     /// The ledger entries of a record.
@@ -151,8 +162,10 @@ fn str_is(r: &ContentRecord, attribute: &str, value: &str) -> bool {
     r.data.get(attribute).and_then(Value::as_str) == Some(value)
 }
 
-impl ContentStore for MemoryStore {
-    async fn insert_content(&self, write: &ContentWrite) -> Result<ContentRecord> {
+impl MemoryStore {
+    /// [`ContentStore::insert_content_with_entry`], in one critical
+    /// section (nothing to await).
+    fn insert(&self, write: &ContentWrite) -> Result<(ContentRecord, Option<EntryRef>)> {
         let mut s = lock(&self.consent);
         let key = (write.content_type, write.id.clone());
         let exists = s
@@ -179,16 +192,26 @@ impl ContentStore for MemoryStore {
         };
         let p = s.projects.entry(write.project_id.clone()).or_default();
         p.content.insert(key, vec![record.clone()]);
-        if record.content_type == ContentType::ConsentAcceptance {
-            p.append_ledger(&ledger::for_acceptance(&record, ledger::new_salt()));
-        }
+        let entry = p.append_acceptance(&record);
         p.after_content(&record);
         if let Some(event) = OutboxEvent::for_acceptance(&record) {
             lock(&self.outbox).append(event);
         }
-        Ok(record)
+        Ok((record, entry))
+    }
+}
+
+impl ContentStore for MemoryStore {
+    async fn insert_content(&self, write: &ContentWrite) -> Result<ContentRecord> {
+        Ok(self.insert(write)?.0)
     }
 
+    async fn insert_content_with_entry(
+        &self,
+        write: &ContentWrite,
+    ) -> Result<(ContentRecord, Option<EntryRef>)> {
+        self.insert(write)
+    }
     async fn replace_content(
         &self,
         write: &ContentWrite,
@@ -227,9 +250,7 @@ impl ContentStore for MemoryStore {
             if let Some(versions) = p.content.get_mut(&key) {
                 versions.push(record.clone());
             }
-            if record.content_type == ContentType::ConsentAcceptance {
-                p.append_ledger(&ledger::for_acceptance(&record, ledger::new_salt()));
-            }
+            p.append_acceptance(&record);
             p.after_content(&record);
         }
         if let Some(event) = OutboxEvent::for_acceptance(&record) {

@@ -219,6 +219,7 @@ impl Dialect for PostgresStore {
     type Db = Postgres;
     type Row = PgRow;
 
+    const WRITING_WITH: bool = true;
     const FOR_UPDATE: &'static str = " FOR UPDATE";
     const SKIP_LOCKED: &'static str = " FOR UPDATE SKIP LOCKED";
     const POSITION_FN: &'static str = "strpos";

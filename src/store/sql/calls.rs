@@ -386,6 +386,20 @@ macro_rules! store_calls {
                 .await
             }
 
+            async fn insert_content_with_entry(
+                &self,
+                write: &$crate::core::consent::ContentWrite,
+            ) -> $crate::Result<(
+                $crate::core::consent::ContentRecord,
+                Option<$crate::core::consent::receipt::EntryRef>,
+            )> {
+                let write = write.clone();
+                self.write_call(move |s| async move {
+                    $crate::store::sql::consent::insert_content_with_entry(&s, &write).await
+                })
+                .await
+            }
+
             async fn replace_content(
                 &self,
                 write: &$crate::core::consent::ContentWrite,

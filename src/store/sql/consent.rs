@@ -22,9 +22,10 @@ use super::records::{
     event_from_row, record_from_row, records, versions_sql, CONTENT_COLUMNS, EVENT_COLUMNS,
 };
 use crate::core::consent::ledger as consent_ledger;
+use crate::core::consent::receipt::EntryRef;
 use crate::core::consent::{ContentQuery, ContentRecord, ContentType, ContentWrite, PurposeEvent};
 use crate::core::outbox::OutboxEvent;
-use crate::store::Page;
+use crate::store::{ledger_switch, Page};
 use crate::Result;
 
 /// Reads rows of `sql` (a read outside any transaction) with `map`.
@@ -37,19 +38,17 @@ async fn read<D: Dialect, T>(db: &D, sql: &Sql, map: impl Fn(&[D::Row]) -> Resul
 }
 
 /// Appends the ledger entry of an acceptance version inside the write's
-/// transaction (other content types have none).
+/// transaction (other content types have none); what a receipt needs of
+/// it.
 async fn append_acceptance<D: Dialect>(
     conn: &mut Conn<D>,
     record: &ContentRecord,
-) -> Result<(), Abort> {
-    if record.content_type != ContentType::ConsentAcceptance {
-        return Ok(());
+) -> Result<Option<EntryRef>, Abort> {
+    if record.content_type != ContentType::ConsentAcceptance || !ledger_switch::on() {
+        return Ok(None);
     }
-    ledger::append::<D>(
-        conn,
-        &consent_ledger::for_acceptance(record, consent_ledger::new_salt()),
-    )
-    .await
+    let entry = consent_ledger::for_acceptance(record, consent_ledger::new_salt());
+    Ok(Some(ledger::append::<D>(conn, &entry).await?))
 }
 
 /// The highest stored version of a record.
@@ -82,7 +81,10 @@ fn derived_columns<D: Dialect>(sql: &mut Sql, write: &ContentWrite) -> Result<St
     Ok(names)
 }
 
-async fn try_insert<D: Dialect>(db: &D, write: &ContentWrite) -> Result<ContentRecord, Abort> {
+async fn try_insert<D: Dialect>(
+    db: &D,
+    write: &ContentWrite,
+) -> Result<(ContentRecord, Option<EntryRef>), Abort> {
     let mut tx = db.begin_write().await?;
     let seq = next_seq::<D>(tx.conn()).await?;
     let mut values = Sql::new("VALUES ($1, $2, $3, 1, $4, $5, $6, $6, $7, $7")
@@ -106,13 +108,13 @@ async fn try_insert<D: Dialect>(db: &D, write: &ContentWrite) -> Result<ContentR
         return Err(Abort::Fail(duplicate_content_id()));
     };
     let record = record_from_row(&row)?;
-    append_acceptance::<D>(tx.conn(), &record).await?;
+    let entry = append_acceptance::<D>(tx.conn(), &record).await?;
     history::after_content::<D>(tx.conn(), &record).await?;
     if let Some(event) = OutboxEvent::for_acceptance(&record) {
         super::outbox::append::<D>(tx.conn(), &event).await?;
     }
     tx.commit().await?;
-    Ok(record)
+    Ok((record, entry))
 }
 
 async fn try_replace<D: Dialect>(
@@ -272,7 +274,17 @@ pub(crate) async fn insert_content<D: Dialect>(
     db: &D,
     write: &ContentWrite,
 ) -> Result<ContentRecord> {
-    retry::<D, _, _, _>(|| try_insert(db, write)).await
+    Ok(insert_content_with_entry(db, write).await?.0)
+}
+
+/// [`ContentStore::insert_content_with_entry`](crate::store::ContentStore::insert_content_with_entry).
+pub(crate) async fn insert_content_with_entry<D: Dialect>(
+    db: &D,
+    write: &ContentWrite,
+) -> Result<(ContentRecord, Option<EntryRef>)> {
+    // Boxed: the transaction's future (version, ledger, history, outbox)
+    // would otherwise sit inside every caller's future.
+    Box::pin(retry::<D, _, _, _>(|| try_insert(db, write))).await
 }
 
 /// [`ContentStore::replace_content`](crate::store::ContentStore::replace_content).

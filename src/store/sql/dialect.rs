@@ -43,6 +43,10 @@ pub(crate) trait Dialect: Clone + Send + Sync + 'static {
     /// (SQLite).
     const FOR_UPDATE: &'static str;
 
+    /// Whether a `WITH` may hold a data-modifying statement (PostgreSQL):
+    /// two writes in one statement.
+    const WRITING_WITH: bool;
+
     /// `FOR UPDATE SKIP LOCKED` where the database locks rows (a claim
     /// passes over rows another worker is claiming), empty in SQLite.
     const SKIP_LOCKED: &'static str;

@@ -12,6 +12,7 @@ use super::dialect::{acquire, execute, retry, row, rows, Abort, Conn, Dialect};
 use super::query::{Json, Sql, SqlRow};
 use crate::core::consent::erasure::{self, ErasureCounts};
 use crate::core::consent::ledger::{LedgerHead, Unsealed};
+use crate::core::consent::receipt::EntryRef;
 use crate::core::consent::ContentType;
 use crate::core::outbox::OutboxEvent;
 use crate::store::outbox::erasure_time;
@@ -20,42 +21,59 @@ use crate::Result;
 
 /// Appends `entry` to its project's ledger and advances the head, inside
 /// the caller's write transaction (which then holds the head's row lock
-/// until it ends). A project's head row starts at position 0.
-pub(crate) async fn append<D: Dialect>(conn: &mut Conn<D>, entry: &Unsealed) -> Result<(), Abort> {
-    let start = Sql::new(
-        "INSERT INTO consent_ledger_head (project_id, position, hash) VALUES ($1, 0, '') \
-         ON CONFLICT (project_id) DO NOTHING",
-    )
-    .bind(&entry.project_id);
-    execute::<D>(conn, &start).await?;
-    let lock = Sql::new(format!(
-        "SELECT position, hash FROM consent_ledger_head WHERE project_id = $1{}",
-        D::FOR_UPDATE
-    ))
-    .bind(&entry.project_id);
-    let head = row::<D>(conn, &lock).await?;
-    let (position, hash): (i64, String) = match &head {
-        Some(head) => (head.col("position")?, head.col("hash")?),
-        None => (0, String::new()),
-    };
-    let sealed = entry.seal((position > 0).then_some((position, hash.as_str())));
-    let insert = Sql::new(
+/// until it ends); returns what a receipt needs of the entry. A project's
+/// head row starts at position 0.
+///
+/// Two statements where a `WITH` may write (PostgreSQL), three in SQLite:
+/// the head is created if missing, locked and read in one upsert (its
+/// `DO UPDATE` changes nothing but takes the row lock, which `DO NOTHING`
+/// would not, and returns the row either way); then the entry is inserted
+/// and the head advanced.
+pub(crate) async fn append<D: Dialect>(
+    conn: &mut Conn<D>,
+    entry: &Unsealed,
+) -> Result<EntryRef, Abort> {
+    const INSERT: &str =
         "INSERT INTO consent_ledger (project_id, position, record_id, entry, salt) \
-         VALUES ($1, $2, $3, $4, $5)",
+         VALUES ($1, $2, $3, $4, $5)";
+    const ADVANCE: &str =
+        "UPDATE consent_ledger_head SET position = $2, hash = $6 WHERE project_id = $1";
+    let lock = Sql::new(
+        "INSERT INTO consent_ledger_head (project_id, position, hash) VALUES ($1, 0, '') \
+         ON CONFLICT (project_id) DO UPDATE SET position = consent_ledger_head.position \
+         RETURNING position, hash",
     )
-    .bind(&entry.project_id)
-    .bind(sealed.position)
-    .bind(&entry.record_id)
-    .bind(&sealed.text)
-    .bind(&entry.salt);
-    execute::<D>(conn, &insert).await?;
-    let advance =
-        Sql::new("UPDATE consent_ledger_head SET position = $2, hash = $3 WHERE project_id = $1")
+    .bind(&entry.project_id);
+    let head = row::<D>(conn, &lock)
+        .await?
+        .ok_or_else(|| super::corrupt("consent_ledger_head", "no row returned"))?;
+    let (position, hash): (i64, String) = (head.col("position")?, head.col("hash")?);
+    let sealed = entry.seal((position > 0).then_some((position, hash.as_str())));
+    if D::WRITING_WITH {
+        let both = Sql::new(format!("WITH appended AS ({INSERT}) {ADVANCE}"))
+            .bind(&entry.project_id)
+            .bind(sealed.position)
+            .bind(&entry.record_id)
+            .bind(&sealed.text)
+            .bind(&entry.salt)
+            .bind(&sealed.hash);
+        execute::<D>(conn, &both).await?;
+    } else {
+        // Each statement binds only the parameters it names.
+        let insert = Sql::new(INSERT)
+            .bind(&entry.project_id)
+            .bind(sealed.position)
+            .bind(&entry.record_id)
+            .bind(&sealed.text)
+            .bind(&entry.salt);
+        execute::<D>(conn, &insert).await?;
+        let advance = Sql::new(ADVANCE.replace("$6", "$3"))
             .bind(&entry.project_id)
             .bind(sealed.position)
             .bind(&sealed.hash);
-    execute::<D>(conn, &advance).await?;
-    Ok(())
+        execute::<D>(conn, &advance).await?;
+    }
+    Ok(entry.reference(&sealed))
 }
 
 /// [`LedgerStore::ledger_entries`](crate::store::LedgerStore::ledger_entries).
@@ -90,16 +108,19 @@ pub(crate) async fn ledger_entries<D: Dialect>(
 }
 
 /// [`LedgerStore::ledger_entries_of`](crate::store::LedgerStore::ledger_entries_of):
-/// `consent_ledger_record_idx`, then the few rows of the record.
+/// `consent_ledger_record_idx`, then the few rows of the record sorted.
+/// (Ordered by the bare column, SQLite's planner walks the primary key,
+/// every entry of the project, to skip that sort.)
 pub(crate) async fn ledger_entries_of<D: Dialect>(
     db: &D,
     project: &str,
     record_id: &str,
 ) -> Result<Vec<StoredEntry>> {
-    let sql = Sql::new(
+    let sql = Sql::new(format!(
         "SELECT position, entry FROM consent_ledger \
-         WHERE project_id = $1 AND record_id = $2 ORDER BY position",
-    )
+         WHERE project_id = $1 AND record_id = $2 ORDER BY {}position",
+        D::NOT_BY_INDEX
+    ))
     .bind(project)
     .bind(record_id);
     retry::<D, _, _, _>(|| async {

@@ -115,6 +115,7 @@ impl Dialect for SqliteStore {
     type Row = SqliteRow;
 
     // The write transaction holds the database's only write lock.
+    const WRITING_WITH: bool = false;
     const FOR_UPDATE: &'static str = "";
     const SKIP_LOCKED: &'static str = "";
     const POSITION_FN: &'static str = "instr";
