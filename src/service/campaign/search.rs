@@ -118,7 +118,7 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
         let mut used = lookup.used;
         let mut missing = lookup.missing;
         if !missing.is_empty() {
-            self.drop_keys_never_charged(project, &mut missing).await;
+            self.drop_keys_never_charged(project, &mut missing).await?;
         }
         if missing.is_empty() {
             // What is left was never charged.
@@ -160,21 +160,30 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
     /// Drops from `missing` the keys never charged, by the view of charged
     /// keys (`charged.rs`), bringing it up to date first when it is not
     /// and no other search is. Left as it is when there is no fresh view.
-    async fn drop_keys_never_charged(&self, project: &str, missing: &mut Vec<String>) {
+    /// The store's error, when the update fails: the usage read would meet
+    /// it too, after as long a wait.
+    async fn drop_keys_never_charged(
+        &self,
+        project: &str,
+        missing: &mut Vec<String>,
+    ) -> Result<()> {
         let view = &self.usage.charged;
         if view.retain_charged(project, missing) {
-            return;
+            return Ok(());
         }
         let Some(update) = view.claim_update(project) else {
-            return;
+            return Ok(());
         };
         match self.store.charged_keys(project, update.after).await {
             Ok(answer) => {
                 view.apply(project, update, &answer);
                 view.retain_charged(project, missing);
+                Ok(())
             }
-            // The usage read that follows reports the store's trouble.
-            Err(_) => view.failed(project),
+            Err(e) => {
+                view.failed(project);
+                Err(e)
+            }
         }
     }
 }
