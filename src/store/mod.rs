@@ -90,6 +90,7 @@ impl<
 /// Whether the stores append the ledger entries of acceptances: always,
 /// except when a benchmark has turned them off ([`set_ledger_for_bench`],
 /// feature `testkit`) to measure the same acceptance without its entry.
+#[cfg(any(feature = "memory", feature = "sqlite", feature = "postgres"))]
 pub(crate) mod ledger_switch {
     #[cfg(feature = "testkit")]
     static OFF: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
