@@ -107,25 +107,11 @@ async fn an_acceptance_and_its_receipt_on_sqlite() {
 #[cfg(feature = "postgres")]
 #[tokio::test]
 async fn an_acceptance_and_its_receipt_on_postgres() {
-    use std::str::FromStr;
-
-    use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-
-    let Some(url) = crate::pg_support::database_url("the acceptance round-trip test") else {
+    let Some((store, _schema)) =
+        crate::pg_support::store_in_schema("the acceptance round-trip test", "accept_trips").await
+    else {
         return;
     };
-    let schema = crate::pg_support::create_schema(&url, "accept_trips", "").await;
-    let options = PgConnectOptions::from_str(&url)
-        .unwrap()
-        .options([("search_path", schema.name())]);
-    let pool = PgPoolOptions::new()
-        .max_connections(2)
-        .connect_with(options)
-        .await
-        .unwrap();
-    let store = accord::store::postgres::PostgresStore::from_pool(pool)
-        .await
-        .unwrap();
     // As on SQLite, but the ledger's entry and the head's advance are one
     // statement (a `WITH` that inserts).
     check(Arc::new(store), "PostgreSQL", 16, 2).await;

@@ -139,25 +139,11 @@ async fn a_redeem_makes_two_store_calls_on_sqlite() {
 #[cfg(feature = "postgres")]
 #[tokio::test]
 async fn a_redeem_makes_two_store_calls_on_postgres() {
-    use std::str::FromStr;
-
-    use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-
-    let Some(url) = crate::pg_support::database_url("the redeem round-trip test") else {
+    let Some((store, _schema)) =
+        crate::pg_support::store_in_schema("the redeem round-trip test", "trips").await
+    else {
         return;
     };
-    let schema = crate::pg_support::create_schema(&url, "trips", "").await;
-    let options = PgConnectOptions::from_str(&url)
-        .unwrap()
-        .options([("search_path", schema.name())]);
-    let pool = PgPoolOptions::new()
-        .max_connections(2)
-        .connect_with(options)
-        .await
-        .unwrap();
-    let store = accord::store::postgres::PostgresStore::from_pool(pool)
-        .await
-        .unwrap();
     // The campaign (and whether it has a code pool); BEGIN, the
     // redemption, the guarded charge, the charges, the outbox event and its
     // deliveries, COMMIT.
@@ -298,25 +284,11 @@ async fn concurrent_redeems_share_one_transaction_on_sqlite() {
 #[cfg(feature = "postgres")]
 #[tokio::test]
 async fn concurrent_redeems_share_one_transaction_on_postgres() {
-    use std::str::FromStr;
-
-    use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-
-    let Some(url) = crate::pg_support::database_url("the redeem group test") else {
+    let Some((store, _schema)) =
+        crate::pg_support::store_in_schema("the redeem group test", "group").await
+    else {
         return;
     };
-    let schema = crate::pg_support::create_schema(&url, "group", "").await;
-    let options = PgConnectOptions::from_str(&url)
-        .unwrap()
-        .options([("search_path", schema.name())]);
-    let pool = PgPoolOptions::new()
-        .max_connections(2)
-        .connect_with(options)
-        .await
-        .unwrap();
-    let store = accord::store::postgres::PostgresStore::from_pool(pool)
-        .await
-        .unwrap();
     let (calls, statements) = group_of_eight(Arc::new(store)).await;
     eprintln!("PostgreSQL, a group of eight: {calls} store calls, {statements} statements");
     assert_eq!(calls, 1, "one transaction");

@@ -98,24 +98,10 @@ async fn a_new_users_search_is_one_statement_on_sqlite() {
 #[cfg(feature = "postgres")]
 #[tokio::test]
 async fn a_new_users_search_is_one_statement_on_postgres() {
-    use std::str::FromStr;
-
-    use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-
-    let Some(url) = crate::pg_support::database_url("the search round-trip test") else {
+    let Some((store, _schema)) =
+        crate::pg_support::store_in_schema("the search round-trip test", "searchtrips").await
+    else {
         return;
     };
-    let schema = crate::pg_support::create_schema(&url, "searchtrips", "").await;
-    let options = PgConnectOptions::from_str(&url)
-        .unwrap()
-        .options([("search_path", schema.name())]);
-    let pool = PgPoolOptions::new()
-        .max_connections(2)
-        .connect_with(options)
-        .await
-        .unwrap();
-    let store = accord::store::postgres::PostgresStore::from_pool(pool)
-        .await
-        .unwrap();
     check(Arc::new(store), "PostgreSQL").await;
 }

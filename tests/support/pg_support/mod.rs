@@ -144,6 +144,34 @@ pub async fn create_schema(url: &str, kind: &str, tag: &str) -> Schema {
     }
 }
 
+/// A PostgreSQL store on a pool of two connections in a schema of its own
+/// (named after `kind`; the guard drops it), or `None` (after printing
+/// why) to skip `what`.
+#[cfg(feature = "postgres")]
+pub async fn store_in_schema(
+    what: &str,
+    kind: &str,
+) -> Option<(accord::store::postgres::PostgresStore, Schema)> {
+    use std::str::FromStr;
+
+    use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+
+    let url = database_url(what)?;
+    let schema = create_schema(&url, kind, "").await;
+    let options = PgConnectOptions::from_str(&url)
+        .unwrap()
+        .options([("search_path", schema.name())]);
+    let pool = PgPoolOptions::new()
+        .max_connections(2)
+        .connect_with(options)
+        .await
+        .unwrap();
+    let store = accord::store::postgres::PostgresStore::from_pool(pool)
+        .await
+        .unwrap();
+    Some((store, schema))
+}
+
 /// `url` with `schema` as the search path of every connection.
 pub fn with_schema(url: &str, schema: &str) -> String {
     let sep = if url.contains('?') { '&' } else { '?' };
