@@ -11,12 +11,14 @@
 use std::sync::Arc;
 
 use accord::consent::receipt::EntryRef;
-use accord::consent::{AcceptConsentRequest, ConsentService, ReceiptSource};
+use accord::consent::{ConsentService, ReceiptSource};
 use accord::store::sql_sent;
 use accord::store::sqlite::SqliteStore;
 use accord::store::ConsentStore;
 use accord::SystemClock;
 use serde_json::json;
+
+use crate::suite::consent::Fx;
 
 /// Statements sent while `f` runs.
 async fn counted<T>(f: impl std::future::Future<Output = T>) -> (T, u64) {
@@ -24,22 +26,6 @@ async fn counted<T>(f: impl std::future::Future<Output = T>) -> (T, u64) {
     let out = f.await;
     let (_, after) = sql_sent();
     (out, after - before)
-}
-
-fn request(subject: &str, consent_id: &str) -> AcceptConsentRequest {
-    AcceptConsentRequest {
-        app: Some("shop".into()),
-        data_subject: Some(subject.into()),
-        consent_id: Some(consent_id.into()),
-        user_agent: Some("Mozilla/5.0".into()),
-        country: Some("TH".into()),
-        local_ip: Some("192.168.1.10".into()),
-        os_version: Some("iOS 17".into()),
-        model: Some("iPhone".into()),
-        device_fingerprint_id: Some("fp-1".into()),
-        note: Some("signup".into()),
-        ..AcceptConsentRequest::default()
-    }
 }
 
 /// Checks `store`: `accept` statements for an acceptance (its reads and
@@ -69,11 +55,19 @@ async fn check<S: ConsentStore + 'static>(store: Arc<S>, what: &str, accept: u64
         .unwrap();
     // The first acceptance creates the project's ledger head; the second
     // is the one counted.
-    svc.accept_consent(&project, request("u0", &consent.id), "app")
-        .await
-        .unwrap();
-    let (accepted, sent) =
-        counted(svc.accept_consent_with_entry(&project, request("u1", &consent.id), "app")).await;
+    svc.accept_consent(
+        &project,
+        Fx::<S>::request("shop", "u0", &consent.id, None),
+        "app",
+    )
+    .await
+    .unwrap();
+    let (accepted, sent) = counted(svc.accept_consent_with_entry(
+        &project,
+        Fx::<S>::request("shop", "u1", &consent.id, None),
+        "app",
+    ))
+    .await;
     let (record, entry) = accepted.unwrap();
     let entry = entry.unwrap();
     eprintln!("{what}: an acceptance sent {sent} statements");

@@ -46,17 +46,17 @@ pub(crate) const REREAD: Duration = Duration::from_secs(600);
 /// Keys a project's view holds at most (about 16 bytes each).
 pub(crate) const MAX_KEYS: usize = 4_000_000;
 
-/// The hash a view keeps of a quota key: the key's own part of a usage
-/// cache key (a rolling counter's window, after a NUL, is not part of the
-/// stored key). `DefaultHasher::new` hashes alike in every run.
+/// The hash a view keeps of a quota key: of the stored key of a usage
+/// cache key, the part before its NUL (a rolling counter's window is not
+/// part of it). `DefaultHasher::new` hashes alike in every run.
 fn hash(cache_key: &str) -> u64 {
-    let key = cache_key.split('\0').next().unwrap_or(cache_key);
+    let key = cache_key.split_once('\0').map_or(cache_key, |(key, _)| key);
     let mut h = DefaultHasher::new();
     key.hash(&mut h);
     h.finish()
 }
 
-#[derive(Debug)]
+#[derive(Debug, Default)]
 struct ProjectView {
     hashes: HashSet<u64>,
     /// What the last answer said to ask with next (`None`: read whole).
@@ -69,19 +69,6 @@ struct ProjectView {
     updating: bool,
     /// The project has more keys than a view holds: none until then.
     too_many_until: Option<Instant>,
-}
-
-impl ProjectView {
-    fn new() -> Self {
-        ProjectView {
-            hashes: HashSet::new(),
-            cursor: None,
-            checked_at: None,
-            read_whole_at: None,
-            updating: false,
-            too_many_until: None,
-        }
-    }
 }
 
 /// An update a search is to make: ask the store with `after`, then hand
@@ -153,9 +140,7 @@ impl ChargedView {
         let mut projects = self.write();
         let view = match projects.get_mut(project) {
             Some(view) => view,
-            None => projects
-                .entry(project.to_owned())
-                .or_insert_with(ProjectView::new),
+            None => projects.entry(project.to_owned()).or_default(),
         };
         if view.updating || self.is_fresh(view, now) {
             return None;
@@ -182,18 +167,14 @@ impl ChargedView {
             return;
         };
         view.updating = false;
-        if view.hashes.len() + answer.keys.len() > MAX_KEYS {
-            let unique: HashSet<u64> = answer.keys.iter().map(|k| hash(k)).collect();
-            if view.hashes.union(&unique).count() > MAX_KEYS {
-                view.hashes = HashSet::new();
-                view.cursor = None;
-                view.checked_at = None;
-                view.read_whole_at = None;
-                view.too_many_until = Some(update.began + REREAD);
-                return;
-            }
-        }
         view.hashes.extend(answer.keys.iter().map(|k| hash(k)));
+        if view.hashes.len() > MAX_KEYS {
+            *view = ProjectView {
+                too_many_until: Some(update.began + REREAD),
+                ..ProjectView::default()
+            };
+            return;
+        }
         view.cursor = Some(answer.cursor);
         view.checked_at = Some(update.began);
         view.too_many_until = None;

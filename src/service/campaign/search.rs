@@ -120,12 +120,8 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
         if !missing.is_empty() {
             self.drop_keys_never_charged(project, &mut missing).await?;
         }
-        if missing.is_empty() {
-            // What is left was never charged.
-            for u in &mut used {
-                *u = u.or(Some(Decimal::ZERO));
-            }
-        } else {
+        // Keys dropped here were never charged: zero, as `None` ends.
+        if !missing.is_empty() {
             let read_at = Instant::now();
             // Where each key not found here is among the keys to read
             // (sorted, each once), found before those keys move into the

@@ -47,18 +47,14 @@ pub(crate) fn cache_key(c: &QuotaCharge) -> Cow<'_, str> {
 
 /// The counter a [`cache_key`] names, made of that key without a copy.
 pub(crate) fn into_counter(mut cache_key: String) -> Counter {
-    let window = match cache_key.split_once('\0') {
-        Some((_, seconds)) => seconds.parse().ok().and_then(QuotaWindow::from_seconds),
-        None => {
-            return Counter {
-                key: cache_key,
-                window: None,
-            }
-        }
-    };
-    if let Some(nul) = cache_key.find('\0') {
+    let window = cache_key.find('\0').and_then(|nul| {
+        let window = cache_key[nul + 1..]
+            .parse()
+            .ok()
+            .and_then(QuotaWindow::from_seconds);
         cache_key.truncate(nul);
-    }
+        window
+    });
     Counter {
         key: cache_key,
         window,
