@@ -6,7 +6,7 @@
 //! response; nothing here decides anything about campaigns.
 
 use axum::extract::State;
-use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use chrono::{DateTime, Utc};
@@ -16,38 +16,14 @@ use tracing::Instrument as _;
 use super::auth::{scope, Principal};
 use super::error::ApiError;
 use super::extract::{path_uuid, JsonBody, MountPrefix, PathParams, QueryParams};
+use super::respond::{page_response, percent_encode};
 use super::{Api, HttpStore};
 use crate::core::campaign::{
     Campaign, CampaignInput, CampaignStatus, QuotaUsage, RedeemRequest, Redemption, SearchRequest,
     SearchResponse,
 };
 use crate::service::campaign::{QuotaUsageQuery, SearchOptions, DEFAULT_QUOTA_PAGE_SIZE};
-use crate::store::{CampaignQuery, CampaignSort, Page, RedemptionQuery, SortDirection};
-
-/// The header carrying the total of a list.
-pub(crate) const TOTAL_COUNT: HeaderName = HeaderName::from_static("x-total-count");
-
-/// A page as the wire shows it: a bare JSON array, the total in
-/// `X-Total-Count`.
-pub(crate) fn page_response<T: serde::Serialize>(page: Page<T>) -> Response {
-    (
-        [(TOTAL_COUNT, HeaderValue::from(page.total))],
-        Json(page.items),
-    )
-        .into_response()
-}
-
-/// A whole list as the wire shows it: a bare JSON array, its length in
-/// `X-Total-Count` (like the paged lists).
-pub(crate) fn list_response<T: serde::Serialize>(items: Vec<T>) -> Response {
-    let total = items.len() as u64;
-    page_response(Page {
-        items,
-        page: 0,
-        size: u32::try_from(total).unwrap_or(u32::MAX),
-        total,
-    })
-}
+use crate::store::{CampaignQuery, CampaignSort, RedemptionQuery, SortDirection};
 
 /// The example body of a campaign create or replace (OpenAPI).
 fn campaign_example() -> serde_json::Value {
@@ -420,20 +396,6 @@ pub(crate) async fn create_campaign<S: HttpStore>(
         res.headers_mut().insert(header::LOCATION, v);
     }
     Ok(res)
-}
-
-/// Percent-encodes a path segment.
-pub(crate) fn percent_encode(segment: &str) -> String {
-    use std::fmt::Write;
-    let mut out = String::with_capacity(segment.len());
-    for b in segment.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-            out.push(char::from(b));
-        } else {
-            let _ = write!(out, "%{b:02X}");
-        }
-    }
-    out
 }
 
 /// One campaign.

@@ -19,9 +19,9 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use uuid::Uuid;
 
-use super::campaign::page_response;
 use super::error::ApiError;
 use super::extract::{path_uuid, JsonBody, PathParams, QueryParams, MAX_BODY_BYTES};
+use super::respond::page_response;
 use super::{Api, HttpStore};
 use crate::core::campaign::codes::{GenerateCodes, PromoCode};
 use crate::core::error::ErrorCode;

@@ -12,9 +12,9 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 
 use super::auth::Principal;
-use super::campaign::{list_response, percent_encode};
 use super::error::ApiError;
 use super::extract::{JsonBody, PathParams, QueryParams};
+use super::respond::{list_response, percent_encode};
 use super::{Api, HttpStore};
 use crate::core::consent::{
     AcceptConsentRequest, ConsentAcceptance, PrivacyNotice, PurposeAcceptance, PurposeOption,

@@ -18,9 +18,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::auth::Principal;
-use super::campaign::{page_response, percent_encode};
 use super::error::ApiError;
 use super::extract::{JsonBody, MountPrefix, PathParams, QueryParams};
+use super::respond::{page_response, percent_encode};
 use super::{Api, HttpStore};
 use crate::core::consent::{ContentQuery, ContentType, Envelope, ReducedEnvelope};
 use crate::Error;

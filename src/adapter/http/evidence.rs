@@ -13,10 +13,10 @@ use axum::Json;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::campaign::{list_response, page_response};
 use super::content::ContentTypeName;
 use super::error::ApiError;
 use super::extract::{JsonBody, PathParams, QueryParams};
+use super::respond::{list_response, page_response};
 use super::{Api, HttpStore};
 use crate::core::consent::erasure::ErasureReport;
 use crate::core::consent::evidence::{HistoryQuery, SubjectEvent};

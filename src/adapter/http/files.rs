@@ -74,7 +74,7 @@ pub(crate) async fn upload_file<S: HttpStore>(
         .await?;
     let location = format!(
         "/cms/api/projects/{}/files/{}",
-        super::campaign::percent_encode(path.project()),
+        super::respond::percent_encode(path.project()),
         info.sha256
     );
     let status = if created {

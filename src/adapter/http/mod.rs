@@ -58,6 +58,7 @@ mod otel;
 pub mod otel;
 pub mod ratelimit;
 pub mod receipt;
+mod respond;
 mod retention;
 mod revisions;
 mod serve;
@@ -285,7 +286,7 @@ const EVENTS_ADM: Access = Access::Bearer(&[EVENTS_ADMIN]);
 routes! {
     GET "/healthz" Access::Public => ops::healthz;
     GET "/readyz" Access::Public => ops::readyz::<S>;
-    GET "/openapi.json" Access::Public => ops::openapi_json;
+    GET "/openapi.json" Access::Public => openapi::openapi_json;
     GET "/.well-known/jwks.json" Access::Public => evidence::jwks::<S>;
 
     GET "/bff/api/consent/projects/{projId}/to-accept" CONSENT_R => consent::to_accept::<S>;

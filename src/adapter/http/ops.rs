@@ -2,7 +2,7 @@
 //! store answers), the OpenAPI document and the metrics. Also the request
 //! id, the request log and the request metrics.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Instant;
 
 use axum::extract::{MatchedPath, Request, State};
@@ -58,31 +58,6 @@ pub(crate) async fn readyz<S: HttpStore>(
     Ok(Json(Health {
         status: "ready".to_owned(),
     }))
-}
-
-/// The OpenAPI 3.1 document of every route.
-///
-/// Generated from the code: every route the router serves, its scopes,
-/// request and response schemas, and every status it may answer. No token.
-#[utoipa::path(
-    get,
-    path = "/openapi.json",
-    tag = "operations",
-    responses((status = 200, description = "The OpenAPI 3.1 document of this API", content_type = "application/json")),
-)]
-pub(crate) async fn openapi_json() -> Response {
-    static DOC: OnceLock<String> = OnceLock::new();
-    let doc = DOC.get_or_init(|| {
-        serde_json::to_string(&super::openapi()).unwrap_or_else(|_| "{}".to_owned())
-    });
-    (
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        )],
-        doc.clone(),
-    )
-        .into_response()
 }
 
 /// Refuses a request whose target (path and query) is longer than

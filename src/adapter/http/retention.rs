@@ -7,9 +7,9 @@ use axum::extract::State;
 use axum::response::Response;
 use axum::Json;
 
-use super::campaign::page_response;
 use super::error::ApiError;
 use super::extract::{PathParams, QueryParams};
+use super::respond::page_response;
 use super::{Api, HttpStore};
 use crate::core::consent::history::{ExpiredAcceptance, PurgeReport};
 

@@ -7,9 +7,9 @@ use axum::response::Response;
 use axum::Json;
 
 use super::auth::Principal;
-use super::campaign::page_response;
 use super::error::ApiError;
 use super::extract::{path_uuid, PathParams, QueryParams};
+use super::respond::page_response;
 use super::{Api, HttpStore};
 use crate::core::campaign::{Campaign, RevisionDiff, RevisionView};
 

@@ -1,4 +1,5 @@
 use super::*;
+use crate::core::consent::model::{AcceptConsentRequest, PurposeRequest};
 use serde_json::json;
 
 /// Every problem as `field:code`, in order.

@@ -3,21 +3,21 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::history::History;
 use super::{lock, MemoryStore};
 use crate::core::consent::erasure::{self, ErasureCounts};
-use crate::core::consent::evidence::{EventKind, HistoryQuery, SubjectEvent};
-use crate::core::consent::history::{self, ExpiredAcceptance, HistoryRow};
+use crate::core::consent::history;
 use crate::core::consent::ledger::{self, LedgerHead, Unsealed};
 use crate::core::consent::receipt::EntryRef;
 use crate::core::consent::{ContentQuery, ContentRecord, ContentType, ContentWrite, PurposeEvent};
 use crate::core::outbox::OutboxEvent;
 use crate::store::ledger_switch;
-use crate::store::{ConsentLedger, ContentStore, HistoryStore, LedgerStore, Page, StoredEntry};
+use crate::store::{ConsentLedger, ContentStore, LedgerStore, Page, StoredEntry};
 use crate::{Error, ErrorCode, Result};
+
+mod history_store;
 
 /// The consent half of the memory store.
 #[derive(Debug, Default)]
@@ -491,121 +491,6 @@ impl LedgerStore for MemoryStore {
                 crate::store::outbox::erasure_time(),
             ));
         }
-        Ok(counts)
-    }
-}
-
-impl HistoryStore for MemoryStore {
-    async fn subject_history(
-        &self,
-        project: &str,
-        subject: &str,
-        query: &HistoryQuery,
-        now: DateTime<Utc>,
-    ) -> Result<Page<SubjectEvent>> {
-        let s = lock(&self.consent);
-        Ok(match s.project(project) {
-            Some(p) => p.history.page(subject, query, now),
-            None => query.page_of(Vec::new()),
-        })
-    }
-
-    async fn expired_acceptances(
-        &self,
-        project: &str,
-        now: DateTime<Utc>,
-        page: u32,
-        size: u32,
-    ) -> Result<Page<ExpiredAcceptance>> {
-        let s = lock(&self.consent);
-        let Some(p) = s.project(project) else {
-            return Ok(Page::slice(Vec::new(), page, size));
-        };
-        let versions_of = |t: ContentType, id: Option<String>| -> Vec<ContentRecord> {
-            id.and_then(|id| p.content.get(&(t, id)))
-                .cloned()
-                .unwrap_or_default()
-        };
-        let mut rows: Vec<HistoryRow> = p
-            .content
-            .range((ContentType::ConsentAcceptance, String::new())..)
-            .take_while(|((t, _), _)| *t == ContentType::ConsentAcceptance)
-            .flat_map(|(_, versions)| {
-                let (consent, notice) = history::pinned_ids(versions);
-                history::acceptance_rows(
-                    versions,
-                    &versions_of(ContentType::Consent, consent),
-                    &versions_of(ContentType::PrivacyNotice, notice),
-                )
-            })
-            .filter(|r| r.event.kind == EventKind::Expired && r.visible_at(now))
-            .collect();
-        drop(s);
-        rows.sort_by_key(|r| (r.event.at, r.ord));
-        let all = rows
-            .iter()
-            .filter_map(|r| ExpiredAcceptance::of(&r.subject, &r.event))
-            .collect();
-        Ok(Page::slice(all, page, size))
-    }
-
-    async fn ended_acceptances(
-        &self,
-        project: &str,
-        before: DateTime<Utc>,
-        limit: u32,
-    ) -> Result<Vec<(String, String)>> {
-        let s = lock(&self.consent);
-        let Some(p) = s.project(project) else {
-            return Ok(Vec::new());
-        };
-        let versions_of = |t: ContentType, id: Option<String>| -> Vec<ContentRecord> {
-            id.and_then(|id| p.content.get(&(t, id)))
-                .cloned()
-                .unwrap_or_default()
-        };
-        Ok(p.content
-            .range((ContentType::ConsentAcceptance, String::new())..)
-            .take_while(|((t, _), _)| *t == ContentType::ConsentAcceptance)
-            .filter_map(|((_, id), versions)| {
-                let (consent, notice) = history::pinned_ids(versions);
-                let rows = history::acceptance_rows(
-                    versions,
-                    &versions_of(ContentType::Consent, consent),
-                    &versions_of(ContentType::PrivacyNotice, notice),
-                );
-                let ended = rows.iter().any(|r| {
-                    matches!(r.event.kind, EventKind::Expired | EventKind::Withdrawn)
-                        && r.event.at < before
-                });
-                let subject = rows.first()?.subject.clone();
-                (ended && !erasure::is_pseudonym(&subject)).then(|| (id.clone(), subject))
-            })
-            .take(limit as usize)
-            .collect())
-    }
-
-    async fn purge_acceptance(
-        &self,
-        project: &str,
-        id: &str,
-        pseudonym: &str,
-    ) -> Result<ErasureCounts> {
-        let mut s = lock(&self.consent);
-        let mut counts = ErasureCounts::default();
-        let Some(p) = s.projects.get_mut(project) else {
-            return Ok(counts);
-        };
-        let key = (ContentType::ConsentAcceptance, id.to_owned());
-        for v in p.content.get_mut(&key).into_iter().flatten() {
-            let erased = erasure::erase_acceptance(&v.data, pseudonym);
-            if erased != v.data {
-                v.data = erased;
-                counts.acceptance_versions += 1;
-            }
-        }
-        counts.ledger_salts += p.forget_salts(id);
-        p.refresh_acceptance(id);
         Ok(counts)
     }
 }

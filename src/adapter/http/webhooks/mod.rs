@@ -14,9 +14,9 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use uuid::Uuid;
 
-use super::campaign::{list_response, page_response};
 use super::error::ApiError;
 use super::extract::{path_uuid, JsonBody, PathParams, QueryParams};
+use super::respond::{list_response, page_response};
 use super::{Api, HttpStore};
 use crate::core::outbox::webhook::{Attempt, Delivery, DeliveryState, Endpoint};
 use crate::core::outbox::EventType;
