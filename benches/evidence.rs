@@ -9,6 +9,10 @@
 //! - `history/<store>/first` and `…/late`: one subject with 10,000 events
 //!   (5,000 acceptances, each `ACCEPTED` then `EXPIRED`), a page of the
 //!   default size (20) at the start and at page 490 (events 9,800 to 9,819).
+//!   On PostgreSQL also `first/analyzed` and `late/analyzed`: the same
+//!   pages after `ANALYZE` of the history table, the statistics autovacuum
+//!   keeps in a running database (before it, the planner may still see
+//!   the table as it was when it was small).
 //! - `accept/<store>/…`: `accept` is `ConsentService::accept_consent` (a
 //!   new subject each time): validation, reads, the acceptance's write with
 //!   its ledger entry, history rows and outbox event, in one transaction.
@@ -17,7 +21,9 @@
 //!   (position, hash, subject), then the receipt built and signed
 //!   (Ed25519): nothing is read back. `receipt/by-id` is a receipt of an
 //!   existing acceptance as `GET …/receipts/{id}` builds it
-//!   (`receipt_source`: its ledger entries, its latest version), signed.
+//!   (`receipt_source`: its ledger entries, its latest version), signed;
+//!   `receipt/sign` the signature alone (the receipt serialized, encoded
+//!   and signed), of a receipt already built.
 //!   `write/acceptance` is the store's write of one acceptance record
 //!   (ledger entry, history rows and outbox event included); `write/plain`
 //!   the same record written as a content type that has none of them (the
@@ -101,12 +107,19 @@ async fn consent<S: ConsentStore + 'static>(svc: &ConsentService<S>, project: &s
     .id
 }
 
-fn bench_store<S: ConsentStore + 'static>(c: &mut Criterion, rt: &Runtime, name: &str, store: S) {
+/// `analyze`: brings the store's statistics up to date, where it has any.
+fn bench_store<S: ConsentStore + 'static>(
+    c: &mut Criterion,
+    rt: &Runtime,
+    name: &str,
+    store: S,
+    analyze: Option<&dyn Fn()>,
+) {
     let store = Arc::new(store);
     let start = Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap();
     let clock = Arc::new(ManualClock::new(start));
     let svc = ConsentService::new(store.clone(), clock.clone());
-    bench_history(c, rt, name, &svc, &clock);
+    bench_history(c, rt, name, &svc, &clock, analyze);
     bench_accept(c, rt, name, &svc, &store, &clock);
 }
 
@@ -116,6 +129,7 @@ fn bench_history<S: ConsentStore + 'static>(
     name: &str,
     svc: &ConsentService<S>,
     clock: &ManualClock,
+    analyze: Option<&dyn Fn()>,
 ) {
     // The long history: one acceptance a minute, then every expiry passed.
     let project = "history";
@@ -132,22 +146,34 @@ fn bench_history<S: ConsentStore + 'static>(
     let mut group = c.benchmark_group(format!("history/{name}"));
     group.sample_size(30);
     group.measurement_time(Duration::from_secs(3));
-    for (label, page) in [("first", 0), ("late", 490)] {
-        let q = HistoryQuery {
-            page,
-            ..HistoryQuery::default()
-        };
-        let got = rt
-            .block_on(svc.subject_history(project, "long", &q))
-            .unwrap();
-        assert_eq!(got.total, 2 * ACCEPTANCES);
-        assert_eq!(got.items.len(), 20);
-        group.bench_function(label, |b| {
-            b.iter(|| {
-                rt.block_on(svc.subject_history(project, "long", &q))
-                    .unwrap()
+    // As the table was written; then, where the store keeps statistics,
+    // after they are brought up to date.
+    let mut rounds: Vec<(&str, Option<&dyn Fn()>)> = vec![("", None)];
+    if let Some(analyze) = analyze {
+        rounds.push(("/analyzed", Some(analyze)));
+    }
+    for (suffix, before) in rounds {
+        if let Some(analyze) = before {
+            analyze();
+        }
+        for (page_label, page) in [("first", 0), ("late", 490)] {
+            let label = format!("{page_label}{suffix}");
+            let q = HistoryQuery {
+                page,
+                ..HistoryQuery::default()
+            };
+            let got = rt
+                .block_on(svc.subject_history(project, "long", &q))
+                .unwrap();
+            assert_eq!(got.total, 2 * ACCEPTANCES);
+            assert_eq!(got.items.len(), 20);
+            group.bench_function(label, |b| {
+                b.iter(|| {
+                    rt.block_on(svc.subject_history(project, "long", &q))
+                        .unwrap()
+                });
             });
-        });
+        }
     }
     group.finish();
 }
@@ -214,6 +240,20 @@ fn bench_accept<S: ConsentStore + 'static>(
             })
         });
     });
+    // The signature alone, of a receipt already built.
+    let built = rt.block_on(async {
+        let ReceiptSource::Acceptance(record, entry) =
+            svc.receipt_source(project, &sample.id, None).await.unwrap()
+        else {
+            panic!("an acceptance")
+        };
+        for_acceptance(
+            &record,
+            &EntryRef::parse(&entry.unwrap()).unwrap(),
+            &controller,
+        )
+    });
+    group.bench_function("receipt/sign", |b| b.iter(|| signer.sign(&built)));
     let data = rt
         .block_on(svc.acceptance_with_entry(project, &sample.id, None))
         .unwrap()
@@ -262,19 +302,23 @@ fn evidence(c: &mut Criterion) {
         .build()
         .unwrap();
 
-    bench_store(c, &rt, "memory", MemoryStore::new());
+    bench_store(c, &rt, "memory", MemoryStore::new(), None);
 
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bench.db");
     let sqlite = rt
         .block_on(SqliteStore::open(path.to_str().unwrap()))
         .unwrap();
-    bench_store(c, &rt, "sqlite", sqlite);
+    bench_store(c, &rt, "sqlite", sqlite, None);
 
     let Some(pg) = pg_schema::BenchSchema::open(&rt, "evidence") else {
         return;
     };
-    bench_store(c, &rt, "postgres", pg.store.clone());
+    let analyze = || {
+        let sql = format!("ANALYZE \"{}\".consent_history", pg.schema);
+        rt.block_on(sqlx::query(&sql).execute(&pg.admin)).unwrap();
+    };
+    bench_store(c, &rt, "postgres", pg.store.clone(), Some(&analyze));
     pg.drop_schema(&rt);
 }
 

@@ -10,8 +10,10 @@ use tokio::runtime::Runtime;
 /// A store in the schema `accord_bench_<tag>_<pid>`, and what drops it.
 pub struct BenchSchema {
     pub store: PostgresStore,
-    admin: PgPool,
-    schema: String,
+    /// A connection of its own to the database, outside the schema.
+    pub admin: PgPool,
+    /// The schema's name.
+    pub schema: String,
 }
 
 impl BenchSchema {
