@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::history::History;
 use super::{lock, MemoryStore};
 use crate::core::consent::erasure::{self, ErasureCounts};
-use crate::core::consent::history;
+use crate::core::consent::history::{self, HistoryRow};
 use crate::core::consent::ledger::{self, LedgerHead, Unsealed};
 use crate::core::consent::receipt::EntryRef;
 use crate::core::consent::{ContentQuery, ContentRecord, ContentType, ContentWrite, PurposeEvent};
@@ -28,10 +28,13 @@ pub(super) struct State {
     projects: HashMap<String, Project>,
 }
 
+/// Every version of every record of a project, oldest first, by (type, id).
+type Content = BTreeMap<(ContentType, String), Vec<ContentRecord>>;
+
 #[derive(Debug, Default)]
 struct Project {
     /// Every version of every record, oldest first, by (type, id).
-    content: BTreeMap<(ContentType, String), Vec<ContentRecord>>,
+    content: Content,
     /// Purpose events in append order.
     events: Vec<PurposeEvent>,
     /// The consent ledger, in position order.
@@ -114,21 +117,28 @@ impl Project {
         n
     }
 
+    /// Each acceptance of the project, by id, with its history rows.
+    fn acceptance_rows(&self) -> impl Iterator<Item = (&str, Vec<HistoryRow>)> {
+        self.content
+            .range((ContentType::ConsentAcceptance, String::new())..)
+            .take_while(|((t, _), _)| *t == ContentType::ConsentAcceptance)
+            .map(|((_, id), versions)| {
+                let (consent, notice) = pinned(&self.content, versions);
+                let rows = history::acceptance_rows(versions, consent, notice);
+                (id.as_str(), rows)
+            })
+    }
+
     /// Recomputes the history rows of acceptance `id`.
     fn refresh_acceptance(&mut self, id: &str) {
-        let none = Vec::new();
-        let versions_of = |t: ContentType, id: Option<String>| {
-            id.and_then(|id| self.content.get(&(t, id)))
-                .unwrap_or(&none)
-        };
-        let versions = versions_of(ContentType::ConsentAcceptance, Some(id.to_owned()));
-        let (consent, notice) = history::pinned_ids(versions);
-        self.history.refresh_acceptance(
-            id,
-            versions,
-            versions_of(ContentType::Consent, consent),
-            versions_of(ContentType::PrivacyNotice, notice),
+        let versions = versions(
+            &self.content,
+            ContentType::ConsentAcceptance,
+            Some(id.to_owned()),
         );
+        let (consent, notice) = pinned(&self.content, versions);
+        self.history
+            .refresh_acceptance(id, versions, consent, notice);
     }
 
     /// Keeps the history after a content version was appended: an
@@ -145,6 +155,26 @@ impl Project {
             ContentType::Purpose => {}
         }
     }
+}
+
+/// Every version of record `id` of type `t` in `content`; none without an
+/// id.
+fn versions(content: &Content, t: ContentType, id: Option<String>) -> &[ContentRecord] {
+    id.and_then(|id| content.get(&(t, id)))
+        .map_or(&[], Vec::as_slice)
+}
+
+/// The versions of the consent and of the notice that an acceptance's
+/// `versions` pin.
+fn pinned<'a>(
+    content: &'a Content,
+    versions: &[ContentRecord],
+) -> (&'a [ContentRecord], &'a [ContentRecord]) {
+    let (consent, notice) = history::pinned_ids(versions);
+    (
+        self::versions(content, ContentType::Consent, consent),
+        self::versions(content, ContentType::PrivacyNotice, notice),
+    )
 }
 
 impl State {

@@ -7,8 +7,8 @@ use super::super::lock;
 use super::MemoryStore;
 use crate::core::consent::erasure::{self, ErasureCounts};
 use crate::core::consent::evidence::{EventKind, HistoryQuery, SubjectEvent};
-use crate::core::consent::history::{self, ExpiredAcceptance, HistoryRow};
-use crate::core::consent::{ContentRecord, ContentType};
+use crate::core::consent::history::{ExpiredAcceptance, HistoryRow};
+use crate::core::consent::ContentType;
 use crate::store::{HistoryStore, Page};
 use crate::Result;
 
@@ -38,23 +38,9 @@ impl HistoryStore for MemoryStore {
         let Some(p) = s.project(project) else {
             return Ok(Page::slice(Vec::new(), page, size));
         };
-        let versions_of = |t: ContentType, id: Option<String>| -> Vec<ContentRecord> {
-            id.and_then(|id| p.content.get(&(t, id)))
-                .cloned()
-                .unwrap_or_default()
-        };
         let mut rows: Vec<HistoryRow> = p
-            .content
-            .range((ContentType::ConsentAcceptance, String::new())..)
-            .take_while(|((t, _), _)| *t == ContentType::ConsentAcceptance)
-            .flat_map(|(_, versions)| {
-                let (consent, notice) = history::pinned_ids(versions);
-                history::acceptance_rows(
-                    versions,
-                    &versions_of(ContentType::Consent, consent),
-                    &versions_of(ContentType::PrivacyNotice, notice),
-                )
-            })
+            .acceptance_rows()
+            .flat_map(|(_, rows)| rows)
             .filter(|r| r.event.kind == EventKind::Expired && r.visible_at(now))
             .collect();
         drop(s);
@@ -76,27 +62,14 @@ impl HistoryStore for MemoryStore {
         let Some(p) = s.project(project) else {
             return Ok(Vec::new());
         };
-        let versions_of = |t: ContentType, id: Option<String>| -> Vec<ContentRecord> {
-            id.and_then(|id| p.content.get(&(t, id)))
-                .cloned()
-                .unwrap_or_default()
-        };
-        Ok(p.content
-            .range((ContentType::ConsentAcceptance, String::new())..)
-            .take_while(|((t, _), _)| *t == ContentType::ConsentAcceptance)
-            .filter_map(|((_, id), versions)| {
-                let (consent, notice) = history::pinned_ids(versions);
-                let rows = history::acceptance_rows(
-                    versions,
-                    &versions_of(ContentType::Consent, consent),
-                    &versions_of(ContentType::PrivacyNotice, notice),
-                );
+        Ok(p.acceptance_rows()
+            .filter_map(|(id, rows)| {
                 let ended = rows.iter().any(|r| {
                     matches!(r.event.kind, EventKind::Expired | EventKind::Withdrawn)
                         && r.event.at < before
                 });
                 let subject = rows.first()?.subject.clone();
-                (ended && !erasure::is_pseudonym(&subject)).then(|| (id.clone(), subject))
+                (ended && !erasure::is_pseudonym(&subject)).then(|| (id.to_owned(), subject))
             })
             .take(limit as usize)
             .collect())
