@@ -953,6 +953,20 @@ pub fn marketplace(seed: u64) -> Workload {
 /// Scale: `n` campaigns of one rule with 2–6 eq/in predicates over 40
 /// discrete attributes (2 to 64 values each), designed to match `rate`.
 pub fn scale(seed: u64, n: usize, rate: f64) -> Workload {
+    let (mut w, campaigns) = scale_stream(seed, n, rate);
+    w.campaigns = campaigns.collect();
+    w
+}
+
+/// The scale workload with its campaigns not yet generated: the workload
+/// (requests, no campaigns) and an iterator that generates the campaigns
+/// one at a time, the same ones, in the same order, as [`scale`] holds, so
+/// that a caller can compile each and drop its input before the next.
+pub fn scale_stream(
+    seed: u64,
+    n: usize,
+    rate: f64,
+) -> (Workload, impl ExactSizeIterator<Item = Campaign>) {
     let mut rng = Rng::new(seed ^ 0x5CA1E);
     let attrs: Vec<Discrete> = (0..40)
         .map(|a| {
@@ -968,26 +982,8 @@ pub fn scale(seed: u64, n: usize, rate: f64) -> Workload {
             }
         })
         .collect();
-    let mut rng = Rng::new(seed);
-    let campaigns = (0..n)
-        .map(|c| {
-            let k = rng.range(2, 6);
-            let s = rate.powf(1.0 / k as f64);
-            let conds = rng
-                .sample(attrs.len(), k)
-                .into_iter()
-                .map(|a| {
-                    let d = &attrs[a];
-                    let (vals, _) = d.dist.subset(&mut rng, s, 50);
-                    let vals: Vec<String> = vals.into_iter().map(|v| d.value(v)).collect();
-                    eq_or_in(ConditionType::Custom, &d.name, &vals)
-                })
-                .collect();
-            let r = rule(&mut rng, c, 0, conds);
-            let quota = rng.chance(0.5);
-            campaign(&mut rng, c, vec![r], None, quota)
-        })
-        .collect();
+    // Requests and campaigns draw from generators of their own, so
+    // generating the requests first leaves the campaigns unchanged.
     let mut rng = Rng::new(seed ^ 0xBEEF);
     let requests = (0..200)
         .map(|u| {
@@ -1008,12 +1004,31 @@ pub fn scale(seed: u64, n: usize, rate: f64) -> Workload {
             }
         })
         .collect();
-    Workload {
+    let mut rng = Rng::new(seed);
+    let campaigns = (0..n).map(move |c| {
+        let k = rng.range(2, 6);
+        let s = rate.powf(1.0 / k as f64);
+        let conds = rng
+            .sample(attrs.len(), k)
+            .into_iter()
+            .map(|a| {
+                let d = &attrs[a];
+                let (vals, _) = d.dist.subset(&mut rng, s, 50);
+                let vals: Vec<String> = vals.into_iter().map(|v| d.value(v)).collect();
+                eq_or_in(ConditionType::Custom, &d.name, &vals)
+            })
+            .collect();
+        let r = rule(&mut rng, c, 0, conds);
+        let quota = rng.chance(0.5);
+        campaign(&mut rng, c, vec![r], None, quota)
+    });
+    let w = Workload {
         name: format!("scale-{}", pct(rate)),
         target_rate: rate,
-        campaigns,
+        campaigns: Vec::new(),
         requests,
-    }
+    };
+    (w, campaigns)
 }
 
 /// `0.01` as `1%`, `0.0001` as `0.01%`.
