@@ -16,7 +16,8 @@
 //! `ACCORD_BENCH_REDEMPTIONS=1000000` runs no criterion bench: it fills
 //! each SQL store with that many redemptions and reports redeem latency
 //! and the quota-usage reads at that size (see `scale` below);
-//! `ACCORD_BENCH_STORES=sqlite` or `postgres` runs one of the two.
+//! `ACCORD_BENCH_STORES=sqlite` or `postgres` runs one of the two;
+//! `ACCORD_BENCH_FILL=user` fills with per-user charges alone.
 //!
 //! Criterion's `thrpt` line is redeems per second. The memory store is the
 //! baseline; SQLite runs on a file in a temporary directory (WAL,
@@ -211,7 +212,12 @@ fn main() {
 /// filled with `n` redemptions (64 callers, a new user each, every redeem
 /// also charging the campaign-wide key), with redeem latency (p50, p99 of
 /// 64 concurrent callers) measured empty and full, and the quota-usage
-/// reads timed at that size.
+/// reads timed at that size. With `ACCORD_BENCH_FILL=user` the fill
+/// charges the new user's key alone (the timed redeems, empty and full,
+/// still charge both): the tables reach the same number of redemptions and
+/// user keys without every redeem queueing on the one campaign-wide row.
+/// On a PostgreSQL server whose autovacuum is off, [`Vacuum`] stands in
+/// for it.
 mod scale {
     use super::{
         campaign, pg_schema, plan, Arc, AtomicU64, Campaign, CampaignStore, Duration, Instant,
@@ -227,10 +233,12 @@ mod scale {
         (total / 10).clamp(1000, 20_000)
     }
 
-    /// Runs redeems `from..to` with [`CALLERS`] callers; each one's latency.
+    /// Runs redeems `from..to` with [`CALLERS`] callers, `hot`: also
+    /// charging the campaign-wide key; each one's latency.
     async fn redeems<S: RedemptionStore + 'static>(
         store: &Arc<S>,
         c: &Arc<Campaign>,
+        hot: bool,
         from: u64,
         to: u64,
     ) -> Vec<Duration> {
@@ -245,7 +253,7 @@ mod scale {
                     if n >= to {
                         return took;
                     }
-                    let p = plan(&c, n, true, u64::MAX);
+                    let p = plan(&c, n, hot, u64::MAX);
                     let began = Instant::now();
                     match store.redeem(&p).await {
                         Ok(outcome) => assert!(matches!(outcome, RedeemOutcome::Recorded(_))),
@@ -294,7 +302,7 @@ mod scale {
 
     // Rates as f64, for display only.
     #[allow(clippy::cast_precision_loss)]
-    async fn store_at_scale<S>(name: &str, store: S, total: u64)
+    async fn store_at_scale<S>(name: &str, store: S, total: u64, vacuum: Option<&Vacuum>)
     where
         S: CampaignStore + RedemptionStore + 'static,
     {
@@ -303,14 +311,21 @@ mod scale {
         let c = Arc::new(campaign(&format!("bench-{}", Uuid::new_v4())));
         store.insert_campaign(&c).await.unwrap();
         let began = Instant::now();
-        let empty = redeems(&store, &c, 0, sample).await;
+        let empty = redeems(&store, &c, true, 0, sample).await;
         let empty_rate = sample as f64 / began.elapsed().as_secs_f64();
+        if let Some(vacuum) = vacuum {
+            vacuum.run().await;
+        }
+        let fill_hot = std::env::var("ACCORD_BENCH_FILL").as_deref() != Ok("user");
         let mut done = sample;
         let began = Instant::now();
         while done < total {
             let to = (done + 100_000).min(total);
-            redeems(&store, &c, done, to).await;
+            redeems(&store, &c, fill_hot, done, to).await;
             done = to;
+            if let Some(vacuum) = vacuum {
+                vacuum.run().await;
+            }
             eprintln!(
                 "{name}: {done} redemptions, {:.0}/s",
                 (done - sample) as f64 / began.elapsed().as_secs_f64()
@@ -318,7 +333,7 @@ mod scale {
         }
         let fill_rate = (total - sample) as f64 / began.elapsed().as_secs_f64();
         let began = Instant::now();
-        let full = redeems(&store, &c, total, total + sample).await;
+        let full = redeems(&store, &c, true, total, total + sample).await;
         let full_rate = sample as f64 / began.elapsed().as_secs_f64();
         let project = c.project_id.clone();
         let keys = vec!["BENCH".to_owned(), format!("BENCH-user-{}", total / 2)];
@@ -353,7 +368,12 @@ mod scale {
             ms(pct(&empty, 50)),
             ms(pct(&empty, 99))
         );
-        println!("{name}: filled to {total} at {fill_rate:.0}/s");
+        let fill = if fill_hot {
+            "each a user's key and the campaign-wide key"
+        } else {
+            "each a user's key alone"
+        };
+        println!("{name}: filled to {total} at {fill_rate:.0}/s ({fill})");
         println!(
             "{name}: {sample} redeems at {total}: {full_rate:.0}/s, p50 {:.2} ms, p99 {:.2} ms",
             ms(pct(&full, 50)),
@@ -371,6 +391,52 @@ mod scale {
              redeems that hit the store's time limit: {timeouts}",
             ms(charged)
         );
+    }
+
+    /// A PostgreSQL server without autovacuum (`autovacuum = off`): the
+    /// schema's tables vacuumed and analyzed after the first timed redeems
+    /// and after every chunk of the fill, as autovacuum would keep them.
+    /// Without statistics the planner takes the tables for empty, and a
+    /// plan a connection keeps (the foreign-key check of every charge's
+    /// insert) reads the whole redemption table once it is not.
+    pub struct Vacuum {
+        admin: sqlx::PgPool,
+        schema: String,
+    }
+
+    impl Vacuum {
+        /// `Some` when the server's autovacuum is off (said on stdout).
+        pub async fn needed(admin: &sqlx::PgPool, schema: &str) -> Option<Self> {
+            let on: String = sqlx::query_scalar("SHOW autovacuum")
+                .fetch_one(admin)
+                .await
+                .unwrap();
+            println!("postgres: autovacuum = {on}");
+            (on == "off").then(|| {
+                println!(
+                    "postgres: VACUUM ANALYZE of the schema's tables after every 100,000 \
+                     redemptions stands in for it"
+                );
+                Vacuum {
+                    admin: admin.clone(),
+                    schema: schema.to_owned(),
+                }
+            })
+        }
+
+        /// `VACUUM ANALYZE` of every table of the schema.
+        pub async fn run(&self) {
+            let tables: Vec<String> =
+                sqlx::query_scalar("SELECT tablename FROM pg_tables WHERE schemaname = $1")
+                    .bind(&self.schema)
+                    .fetch_all(&self.admin)
+                    .await
+                    .unwrap();
+            for t in tables {
+                let sql = format!("VACUUM ANALYZE \"{}\".\"{t}\"", self.schema);
+                sqlx::query(&sql).execute(&self.admin).await.unwrap();
+            }
+        }
     }
 
     pub fn run(total: u64) {
@@ -392,13 +458,19 @@ mod scale {
             let sqlite = rt
                 .block_on(SqliteStore::open(path.to_str().unwrap()))
                 .unwrap();
-            rt.block_on(store_at_scale("sqlite", sqlite, total));
+            rt.block_on(store_at_scale("sqlite", sqlite, total, None));
         }
         let pg = wanted("postgres")
             .then(|| pg_schema::BenchSchema::open(&rt, "scale"))
             .flatten();
         if let Some(pg) = pg {
-            rt.block_on(store_at_scale("postgres", pg.store.clone(), total));
+            let vacuum = rt.block_on(Vacuum::needed(&pg.admin, &pg.schema));
+            rt.block_on(store_at_scale(
+                "postgres",
+                pg.store.clone(),
+                total,
+                vacuum.as_ref(),
+            ));
             pg.drop_schema(&rt);
         }
         println!(

@@ -110,6 +110,26 @@ async fn consent_history_survives_a_new_pool() {
     suite::consent::store::durability_check(&reopened, &written).await;
 }
 
+/// `autovacuum()` answers the server's own setting (`accord serve` warns
+/// when it is off).
+#[tokio::test(flavor = "multi_thread")]
+async fn autovacuum_is_the_servers_setting() {
+    let Some(url) = database_url() else { return };
+    let schema = schema(&url).await;
+    let store = open(&url, &schema).await;
+    let pool = PgPoolOptions::new()
+        .max_connections(1)
+        .connect(&url)
+        .await
+        .unwrap();
+    let setting: String = sqlx::query_scalar("SHOW autovacuum")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert!(setting == "on" || setting == "off", "{setting}");
+    assert_eq!(store.autovacuum().await.unwrap(), setting == "on");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn unreachable_server_is_unavailable() {
     // Nothing listens on port 1 of the loopback interface. (A short acquire

@@ -64,6 +64,14 @@ impl Opened {
             Ok(Opened::Sqlite(Arc::new(store)))
         } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
             let store = PostgresStore::connect_with(url, &pool.options(migrate)).await?;
+            if !store.autovacuum().await? {
+                tracing::warn!(
+                    target: "accord::store",
+                    "PostgreSQL's autovacuum is off: run VACUUM ANALYZE on Accord's tables \
+                     regularly, or the planner takes growing tables for empty \
+                     (docs/operations.md, \"PostgreSQL statistics\")"
+                );
+            }
             Ok(Opened::Postgres(Arc::new(store)))
         } else {
             Err(format!(

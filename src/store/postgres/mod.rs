@@ -272,6 +272,22 @@ impl PostgresStore {
         migrate(&self.pool).await
     }
 
+    /// Whether the server runs autovacuum (its `autovacuum` setting). The
+    /// planner's statistics of Accord's tables come from it (or from
+    /// `ANALYZE`): without them a growing table is planned as if empty,
+    /// and a plan a connection keeps may read all of it (see
+    /// `docs/operations.md`).
+    pub async fn autovacuum(&self) -> Result<bool> {
+        self.read_call(async {
+            let on: String = sqlx::query_scalar("SELECT current_setting('autovacuum')")
+                .fetch_one(&self.pool)
+                .await
+                .map_err(db_error::<PostgresStore>)?;
+            Ok(on == "on")
+        })
+        .await
+    }
+
     /// Runs a read in place, for [`CALL_TIMEOUT`] at most. See
     /// `crate::store::sql::calls`.
     async fn read_call<T>(&self, read: impl Future<Output = Result<T>>) -> Result<T> {
