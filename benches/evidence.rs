@@ -49,7 +49,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use accord::consent::evidence::HistoryQuery;
-use accord::consent::receipt::{for_acceptance, Controller, EntryRef};
+use accord::consent::receipt::{for_acceptance, ConsentReceipt, Controller, EntryRef};
 use accord::consent::{
     AcceptConsentRequest, ConsentService, ContentType, ContentWrite, ReceiptSource,
 };
@@ -148,16 +148,8 @@ fn bench_history<S: ConsentStore + 'static>(
     group.measurement_time(Duration::from_secs(3));
     // As the table was written; then, where the store keeps statistics,
     // after they are brought up to date.
-    let mut rounds: Vec<(&str, Option<&dyn Fn()>)> = vec![("", None)];
-    if let Some(analyze) = analyze {
-        rounds.push(("/analyzed", Some(analyze)));
-    }
-    for (suffix, before) in rounds {
-        if let Some(analyze) = before {
-            analyze();
-        }
+    let mut pages = |suffix: &str| {
         for (page_label, page) in [("first", 0), ("late", 490)] {
-            let label = format!("{page_label}{suffix}");
             let q = HistoryQuery {
                 page,
                 ..HistoryQuery::default()
@@ -167,15 +159,40 @@ fn bench_history<S: ConsentStore + 'static>(
                 .unwrap();
             assert_eq!(got.total, 2 * ACCEPTANCES);
             assert_eq!(got.items.len(), 20);
-            group.bench_function(label, |b| {
+            group.bench_function(format!("{page_label}{suffix}"), |b| {
                 b.iter(|| {
                     rt.block_on(svc.subject_history(project, "long", &q))
                         .unwrap()
                 });
             });
         }
+    };
+    pages("");
+    if let Some(analyze) = analyze {
+        analyze();
+        pages("/analyzed");
     }
     group.finish();
+}
+
+/// The receipt of stored acceptance `id`, built as `GET …/receipts/{id}`
+/// builds it (its ledger entries, its latest version), not signed.
+async fn stored_receipt<S: ConsentStore + 'static>(
+    svc: &ConsentService<S>,
+    project: &str,
+    id: &str,
+    controller: &Controller,
+) -> ConsentReceipt {
+    let ReceiptSource::Acceptance(record, entry) =
+        svc.receipt_source(project, id, None).await.unwrap()
+    else {
+        panic!("an acceptance")
+    };
+    for_acceptance(
+        &record,
+        &EntryRef::parse(&entry.unwrap()).unwrap(),
+        controller,
+    )
 }
 
 fn bench_accept<S: ConsentStore + 'static>(
@@ -230,29 +247,12 @@ fn bench_accept<S: ConsentStore + 'static>(
     group.bench_function("receipt/by-id", |b| {
         b.iter(|| {
             rt.block_on(async {
-                let ReceiptSource::Acceptance(record, entry) =
-                    svc.receipt_source(project, &sample.id, None).await.unwrap()
-                else {
-                    panic!("an acceptance")
-                };
-                let entry = EntryRef::parse(&entry.unwrap()).unwrap();
-                signer.sign(&for_acceptance(&record, &entry, &controller))
+                signer.sign(&stored_receipt(svc, project, &sample.id, &controller).await)
             })
         });
     });
     // The signature alone, of a receipt already built.
-    let built = rt.block_on(async {
-        let ReceiptSource::Acceptance(record, entry) =
-            svc.receipt_source(project, &sample.id, None).await.unwrap()
-        else {
-            panic!("an acceptance")
-        };
-        for_acceptance(
-            &record,
-            &EntryRef::parse(&entry.unwrap()).unwrap(),
-            &controller,
-        )
-    });
+    let built = rt.block_on(stored_receipt(svc, project, &sample.id, &controller));
     group.bench_function("receipt/sign", |b| b.iter(|| signer.sign(&built)));
     let data = rt
         .block_on(svc.acceptance_with_entry(project, &sample.id, None))
