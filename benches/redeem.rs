@@ -397,8 +397,8 @@ mod scale {
     /// schema's tables vacuumed and analyzed after the first timed redeems
     /// and after every chunk of the fill, as autovacuum would keep them.
     /// Without statistics the planner takes the tables for empty, and a
-    /// plan a connection keeps (the foreign-key check of every charge's
-    /// insert) reads the whole redemption table once it is not.
+    /// plan a connection keeps (most likely the foreign-key check of every
+    /// charge's insert) reads the whole redemption table once it is not.
     pub struct Vacuum {
         admin: sqlx::PgPool,
         schema: String,
