@@ -121,8 +121,7 @@ pub(crate) async fn list_codes<S: HttpStore>(
     path: PathParams,
     query: QueryParams,
 ) -> Result<Response, ApiError> {
-    query.allow(&["page", "size"], |_| false)?;
-    let (page, size) = query.paging()?;
+    let (page, size) = query.only_paging()?;
     let id = campaign_id(&path)?;
     Ok(page_response(
         api.campaigns

@@ -259,6 +259,13 @@ impl QueryParams {
         }
         Ok((page, size))
     }
+
+    /// [`paging`](Self::paging) of a list that takes no other parameter
+    /// (any other is refused).
+    pub(crate) fn only_paging(&self) -> Result<(u32, u32), ApiError> {
+        self.allow(&["page", "size"], |_| false)?;
+        self.paging()
+    }
 }
 
 /// The parameters of the matched path (`projId`, `id`, …), percent-decoded.

@@ -38,8 +38,7 @@ pub(crate) async fn expired_acceptances<S: HttpStore>(
     path: PathParams,
     query: QueryParams,
 ) -> Result<Response, ApiError> {
-    query.allow(&["page", "size"], |_| false)?;
-    let (page, size) = query.paging()?;
+    let (page, size) = query.only_paging()?;
     let expired = api
         .consent
         .expired_acceptances(path.project(), page, size)

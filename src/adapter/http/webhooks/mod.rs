@@ -324,8 +324,7 @@ pub(crate) async fn list_deliveries<S: HttpStore>(
     path: PathParams,
     query: QueryParams,
 ) -> Result<Response, ApiError> {
-    query.allow(&["page", "size"], |_| false)?;
-    let (page, size) = query.paging()?;
+    let (page, size) = query.only_paging()?;
     let id = webhook_id(&path)?;
     let p = api
         .outbox
