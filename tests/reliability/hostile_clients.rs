@@ -272,6 +272,7 @@ fn room_for_clients(wanted: usize) -> usize {
 /// timeout, its default of 10 s.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_thousand_half_open_clients_do_not_hold_the_server() {
+    let _alone = reliability_support::TIMING.lock().await;
     let clients = room_for_clients(2000);
     if clients < 2000 {
         eprintln!("the open-files limit allows {clients} half-open clients, not 2,000");

@@ -27,6 +27,7 @@ const MIX: Mix = Mix {
 };
 
 async fn smoke(database_url: &str) {
+    let _alone = reliability_support::TIMING.lock().await;
     let hosted = load::self_host(database_url).await.unwrap();
     let outcome = load::run_load(&hosted.target, MIX, 3).await.unwrap();
     hosted.stop().await.unwrap();
@@ -70,6 +71,7 @@ async fn five_seconds_of_mixed_traffic_on_postgres() {
 /// answered 2xx, with actions (about 10 per search by the workload's design).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_seconds_of_storefront_searches_on_sqlite() {
+    let _alone = reliability_support::TIMING.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}", dir.path().join("load.db").display());
     let hosted = load::self_host(&url).await.unwrap();
