@@ -57,12 +57,17 @@ struct LedgerRow {
 }
 
 impl Project {
-    /// Current versions of a type.
-    fn current(&self, t: ContentType) -> impl Iterator<Item = &ContentRecord> {
+    /// Every record of a type, by id, with its versions (oldest first).
+    fn of_type(&self, t: ContentType) -> impl Iterator<Item = (&str, &[ContentRecord])> {
         self.content
             .range((t, String::new())..)
             .take_while(move |((ty, _), _)| *ty == t)
-            .filter_map(|(_, versions)| versions.last())
+            .map(|((_, id), versions)| (id.as_str(), versions.as_slice()))
+    }
+
+    /// Current versions of a type.
+    fn current(&self, t: ContentType) -> impl Iterator<Item = &ContentRecord> {
+        self.of_type(t).filter_map(|(_, versions)| versions.last())
     }
 }
 
@@ -119,13 +124,10 @@ impl Project {
 
     /// Each acceptance of the project, by id, with its history rows.
     fn acceptance_rows(&self) -> impl Iterator<Item = (&str, Vec<HistoryRow>)> {
-        self.content
-            .range((ContentType::ConsentAcceptance, String::new())..)
-            .take_while(|((t, _), _)| *t == ContentType::ConsentAcceptance)
-            .map(|((_, id), versions)| {
+        self.of_type(ContentType::ConsentAcceptance)
+            .map(|(id, versions)| {
                 let (consent, notice) = pinned(&self.content, versions);
-                let rows = history::acceptance_rows(versions, consent, notice);
-                (id.as_str(), rows)
+                (id, history::acceptance_rows(versions, consent, notice))
             })
     }
 
@@ -362,10 +364,8 @@ impl ConsentLedger for MemoryStore {
         let mut all: Vec<ContentRecord> = s
             .project(project)
             .map(|p| {
-                p.content
-                    .range((ContentType::ConsentAcceptance, String::new())..)
-                    .take_while(|((t, _), _)| *t == ContentType::ConsentAcceptance)
-                    .flat_map(|(_, versions)| versions.iter())
+                p.of_type(ContentType::ConsentAcceptance)
+                    .flat_map(|(_, versions)| versions)
                     .filter(|r| str_is(r, "dataSubject", subject))
                     .cloned()
                     .collect()
