@@ -6,6 +6,8 @@
 //! upsert, the `consent_seq` sequence, and JSON access through `jsonb`
 //! operators (filters as containment, served by the GIN index).
 
+use std::borrow::Cow;
+
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde_json::{Map, Value};
@@ -73,9 +75,14 @@ impl<'r> sqlx::Decode<'r, Postgres> for JsonText<String> {
     }
 }
 
+/// The text and the arguments of `sql`, in PostgreSQL's types.
+fn bound(sql: &Sql) -> Result<(Cow<'_, str>, PgArguments), sqlx::Error> {
+    Ok((Cow::Borrowed(sql.text()), arguments(sql)?))
+}
+
 /// The arguments of `sql` in PostgreSQL's types.
 fn arguments(sql: &Sql) -> Result<PgArguments, sqlx::Error> {
-    query::arguments(sql, |out: &mut PgArguments, arg| match arg {
+    query::arguments(sql.args(), |out: &mut PgArguments, arg| match arg {
         Typed::Uuid(v) => out.add(v),
         Typed::Time(v) => out.add(v),
         Typed::Decimal(v) => out.add(v),

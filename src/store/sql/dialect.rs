@@ -180,8 +180,9 @@ pub(crate) trait Dialect: Clone + Send + Sync + 'static {
 }
 
 /// The statement-running methods of a [`Dialect`] impl, written once: they
-/// bind through the `arguments(&Sql)` function of the module they are
-/// expanded in, which turns [`Arg`]s into the driver's arguments.
+/// bind through the `bound(&Sql)` function of the module they are expanded
+/// in, which gives the text the driver is sent and the driver's arguments
+/// (from the [`Arg`]s).
 macro_rules! run_statements {
     () => {
         fn fetch_all<'c>(
@@ -190,9 +191,8 @@ macro_rules! run_statements {
         ) -> impl std::future::Future<Output = Result<Vec<Self::Row>, sqlx::Error>> + Send + 'c {
             async move {
                 $crate::store::sql::dialect::sent::statement();
-                sqlx::query_with(sql.text(), arguments(sql)?)
-                    .fetch_all(conn)
-                    .await
+                let (text, args) = bound(sql)?;
+                sqlx::query_with(&text, args).fetch_all(conn).await
             }
         }
 
@@ -202,9 +202,8 @@ macro_rules! run_statements {
         ) -> impl std::future::Future<Output = Result<Option<Self::Row>, sqlx::Error>> + Send + 'c {
             async move {
                 $crate::store::sql::dialect::sent::statement();
-                sqlx::query_with(sql.text(), arguments(sql)?)
-                    .fetch_optional(conn)
-                    .await
+                let (text, args) = bound(sql)?;
+                sqlx::query_with(&text, args).fetch_optional(conn).await
             }
         }
 
@@ -214,9 +213,8 @@ macro_rules! run_statements {
         ) -> impl std::future::Future<Output = Result<u64, sqlx::Error>> + Send + 'c {
             async move {
                 $crate::store::sql::dialect::sent::statement();
-                let done = sqlx::query_with(sql.text(), arguments(sql)?)
-                    .execute(conn)
-                    .await?;
+                let (text, args) = bound(sql)?;
+                let done = sqlx::query_with(&text, args).execute(conn).await?;
                 Ok(done.rows_affected())
             }
         }

@@ -70,10 +70,10 @@ pub(crate) enum Typed<'a> {
     Json(Option<&'a str>),
 }
 
-/// The driver's arguments of `sql`: text, integers and bytes as both
+/// The driver's arguments `args`: text, integers and bytes as both
 /// drivers bind them, the [`Typed`] ones through the dialect's `typed`.
 pub(crate) fn arguments<'q, A>(
-    sql: &'q Sql,
+    args: impl IntoIterator<Item = &'q Arg>,
     typed: impl Fn(&mut A, Typed<'q>) -> Result<(), sqlx::error::BoxDynError>,
 ) -> Result<A, sqlx::Error>
 where
@@ -84,7 +84,7 @@ where
     &'q [u8]: sqlx::Encode<'q, A::Database> + sqlx::Type<A::Database>,
 {
     let mut out = A::default();
-    for arg in &sql.args {
+    for arg in args {
         match arg {
             Arg::Text(v) => out.add(v.as_deref()),
             Arg::I32(v) => out.add(*v),
@@ -162,6 +162,65 @@ impl Sql {
 
     pub(crate) fn text(&self) -> &str {
         &self.text
+    }
+
+    /// The arguments, `$1` first.
+    pub(crate) fn args(&self) -> &[Arg] {
+        &self.args
+    }
+
+    /// The statement with anonymous placeholders: each `$n` outside quotes
+    /// and comments becomes `?`, and the arguments are listed in the order
+    /// the placeholders appear (an argument used twice, twice).
+    ///
+    /// SQLite looks a numbered parameter up by name, walking every name
+    /// of the statement, once when the statement is prepared and once per
+    /// argument bound: a statement with hundreds of arguments (a batch of
+    /// rows) spends most of its time there. Anonymous parameters have no
+    /// name to look up.
+    pub(crate) fn anonymous(&self) -> Result<(String, Vec<&Arg>), sqlx::Error> {
+        let text = self.text.as_bytes();
+        let mut out = String::with_capacity(self.text.len());
+        let mut args = Vec::with_capacity(self.args.len());
+        let mut quote = None;
+        let mut comment = false;
+        let mut copied = 0;
+        let mut i = 0;
+        while i < text.len() {
+            let b = text[i];
+            i += 1;
+            match (quote, comment, b) {
+                (_, true, b'\n') => comment = false,
+                (_, true, _) => {}
+                (Some(q), _, b) if b == q => quote = None,
+                (Some(_), _, _) => {}
+                (None, _, b'\'' | b'"') => quote = Some(b),
+                (None, _, b'-') if text.get(i) == Some(&b'-') => comment = true,
+                (None, _, b'$') if text.get(i).is_some_and(u8::is_ascii_digit) => {
+                    let start = i;
+                    while text.get(i).is_some_and(u8::is_ascii_digit) {
+                        i += 1;
+                    }
+                    let n: usize = self.text[start..i].parse().unwrap_or(0);
+                    let arg = n
+                        .checked_sub(1)
+                        .and_then(|n| self.args.get(n))
+                        .ok_or_else(|| {
+                            sqlx::Error::Protocol(format!(
+                                "placeholder ${n} of a statement with {} arguments",
+                                self.args.len()
+                            ))
+                        })?;
+                    out.push_str(&self.text[copied..start - 1]);
+                    out.push('?');
+                    copied = i;
+                    args.push(arg);
+                }
+                _ => {}
+            }
+        }
+        out.push_str(&self.text[copied..]);
+        Ok((out, args))
     }
 }
 
@@ -278,5 +337,47 @@ mod tests {
         sql.push(" AND b IN (").push_list([1i64, 2]).push(")");
         assert_eq!(sql.text(), "SELECT 1 FROM t WHERE a = $1 AND b IN ($2, $3)");
         assert_eq!(sql.args.len(), 3);
+    }
+
+    fn texts(args: &[&Arg]) -> Vec<String> {
+        args.iter()
+            .map(|a| match a {
+                Arg::Text(Some(t)) => t.clone(),
+                other => format!("{other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn anonymous_placeholders_list_the_arguments_as_they_appear() {
+        let sql = Sql::new(
+            "SELECT '$1', \"$2\" FROM t -- $1 here is a comment\n\
+             WHERE a = $2 AND b = $1 AND c = $10 AND d = $ AND e = json_extract(x, '$.k')",
+        )
+        .bind("one")
+        .bind("two");
+        let mut ten = sql.clone();
+        for n in 3..=10 {
+            ten = ten.bind(format!("a{n}"));
+        }
+        let (text, args) = ten.anonymous().unwrap();
+        assert_eq!(
+            text,
+            "SELECT '$1', \"$2\" FROM t -- $1 here is a comment\n\
+             WHERE a = ? AND b = ? AND c = ? AND d = $ AND e = json_extract(x, '$.k')"
+        );
+        assert_eq!(texts(&args), ["two", "one", "a10"]);
+        // A placeholder without its argument is an error, not a NULL.
+        let e = sql.anonymous().unwrap_err();
+        assert!(e.to_string().contains("placeholder $10"), "{e}");
+        assert!(Sql::new("SELECT $0").anonymous().is_err());
+    }
+
+    #[test]
+    fn a_quote_doubled_inside_a_string_does_not_end_it() {
+        let sql = Sql::new("SELECT 'it''s $1' || $1").bind("x");
+        let (text, args) = sql.anonymous().unwrap();
+        assert_eq!(text, "SELECT 'it''s $1' || ?");
+        assert_eq!(texts(&args), ["x"]);
     }
 }

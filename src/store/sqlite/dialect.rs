@@ -6,6 +6,8 @@
 //! `consent_seq` counter row, and JSON access through SQLite's JSON
 //! functions.
 
+use std::borrow::Cow;
+
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde_json::{Map, Value};
@@ -26,9 +28,17 @@ use crate::store::sql::{corrupt, is_unique_violation, Fault};
 use crate::store::SortDirection;
 use crate::{Error, Result};
 
-/// The arguments of `sql` in SQLite's column types.
-fn arguments(sql: &Sql) -> Result<SqliteArguments<'_>, sqlx::Error> {
-    query::arguments(sql, |out: &mut SqliteArguments<'_>, arg| match arg {
+/// The text of `sql` with anonymous placeholders ([`Sql::anonymous`]: a
+/// numbered one costs SQLite a walk of the statement's parameter names),
+/// and its arguments in SQLite's column types.
+fn bound(sql: &Sql) -> Result<(Cow<'_, str>, SqliteArguments<'_>), sqlx::Error> {
+    let (text, args) = sql.anonymous()?;
+    Ok((Cow::Owned(text), arguments(args)?))
+}
+
+/// The arguments `args` in SQLite's column types.
+fn arguments<'q>(args: Vec<&'q Arg>) -> Result<SqliteArguments<'q>, sqlx::Error> {
+    query::arguments(args, |out: &mut SqliteArguments<'_>, arg| match arg {
         Typed::Uuid(v) => out.add(v.hyphenated().to_string()),
         Typed::Time(v) => out.add(v.map(|t| t.timestamp_micros())),
         Typed::Decimal(v) => out.add(v.to_string()),
