@@ -96,7 +96,7 @@ fn plan(c: &Campaign, n: u64, hot: bool, users: u64) -> RedemptionPlan {
     quotas.sort_by(|a, b| a.key.cmp(&b.key));
     RedemptionPlan {
         redemption: Redemption {
-            id: Uuid::new_v4(),
+            id: Uuid::now_v7(),
             project_id: c.project_id.clone(),
             campaign_id: c.id,
             campaign_code: c.ref_code.clone(),

@@ -22,6 +22,7 @@
 //!
 //! Nothing here is public: driver types stay inside the store modules.
 
+pub(crate) mod batch;
 pub(crate) mod calls;
 pub(crate) mod campaign;
 pub(crate) mod codes;

@@ -18,9 +18,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use accord::campaign::{CampaignInput, RedeemRequest, SearchOptions, SearchRequest};
+use accord::outbox::webhook::Endpoint;
+use accord::outbox::EventType;
 use accord::store::sql_sent;
 use accord::store::sqlite::SqliteStore;
-use accord::store::{CampaignStore, RedemptionStore};
+use accord::store::{CampaignStore, OutboxStore, RedemptionStore};
 use accord::{CampaignService, SystemClock};
 use serde_json::json;
 
@@ -179,20 +181,49 @@ fn plan(
                 window: None,
             }],
             code: None,
-            created_date: chrono::Utc::now(),
+            created_date: accord::clock::truncate_micros(chrono::Utc::now()),
             cancelled_date: None,
         },
     }
 }
 
-/// Redeems sent at the same moment share one transaction: on a
-/// current-thread runtime, every redeem spawned before the first is polled
-/// is queued when the group's leader starts, so the eight below are one
-/// group. Returns (calls, statements) of the group, after checking each
-/// member's outcome: six recorded, one refused by its quota (rolled back
-/// alone), one replaying the idempotency key of the first (inside the same
-/// transaction).
-async fn group_of_eight<S: CampaignStore + RedemptionStore + 'static>(store: Arc<S>) -> (u64, u64) {
+/// The outcomes of `plans` redeemed at the same moment, and the (calls,
+/// statements) they sent. On a current-thread runtime, every redeem
+/// spawned before the first is polled is queued when the group's leader
+/// starts, so they are one group.
+async fn one_group<S: RedemptionStore + 'static>(
+    store: &Arc<S>,
+    plans: &[accord::store::RedemptionPlan],
+) -> (Vec<accord::store::RedeemOutcome>, u64, u64) {
+    let (calls, statements) = sql_sent();
+    let tasks: Vec<_> = plans
+        .iter()
+        .cloned()
+        .map(|p| {
+            let store = Arc::clone(store);
+            tokio::spawn(async move { store.redeem(&p).await.unwrap() })
+        })
+        .collect();
+    let mut outcomes = Vec::new();
+    for t in tasks {
+        outcomes.push(t.await.unwrap());
+    }
+    let (c2, s2) = sql_sent();
+    (outcomes, c2 - calls, s2 - statements)
+}
+
+/// A group of eight: six recorded, one refused by its quota (its key used
+/// up by a redeem before the group), and one with a used idempotency key:
+/// with `replay_in_group`, the key of the group's first member (the group
+/// runs member by member, each in a savepoint: the second finds the
+/// first's record inside the same transaction), else the key of the redeem
+/// before the group (the group runs as one batch). Returns (calls,
+/// statements) of the group, after checking each member's outcome and the
+/// usage written.
+async fn group_of_eight<S: CampaignStore + RedemptionStore + OutboxStore + 'static>(
+    store: Arc<S>,
+    replay_in_group: bool,
+) -> (u64, u64) {
     use accord::store::RedeemOutcome;
 
     let project = uuid::Uuid::new_v4().to_string();
@@ -211,21 +242,18 @@ async fn group_of_eight<S: CampaignStore + RedemptionStore + 'static>(store: Arc
         .map(|i| plan(&c, &format!("g{i}"), 10, &format!("k-{i}")))
         .collect();
     plans.push(plan(&c, "full", 1, "k-full-1"));
-    plans.push(plan(&c, "other", 10, "k-0"));
-    let (calls, statements) = sql_sent();
-    let tasks: Vec<_> = plans
-        .iter()
-        .cloned()
-        .map(|p| {
-            let store = Arc::clone(&store);
-            tokio::spawn(async move { store.redeem(&p).await.unwrap() })
-        })
-        .collect();
-    let mut outcomes = Vec::new();
-    for t in tasks {
-        outcomes.push(t.await.unwrap());
+    let used_key = if replay_in_group { "k-0" } else { "k-full-0" };
+    plans.push(plan(&c, "other", 10, used_key));
+    // Three endpoints: every event type, consent events only, disabled.
+    let endpoints = [
+        endpoint(&project, &[], true),
+        endpoint(&project, &[EventType::ConsentAccepted], true),
+        endpoint(&project, &[], false),
+    ];
+    for e in &endpoints {
+        assert!(store.insert_endpoint(e, 10).await.unwrap());
     }
-    let (c2, s2) = sql_sent();
+    let (outcomes, calls, statements) = one_group(&store, &plans).await;
     for (i, outcome) in outcomes.iter().enumerate().take(6) {
         assert_eq!(
             outcome,
@@ -234,12 +262,14 @@ async fn group_of_eight<S: CampaignStore + RedemptionStore + 'static>(store: Arc
         );
     }
     assert!(
-        matches!(&outcomes[6], RedeemOutcome::QuotaExceeded { key, .. } if key == "TRIPS-full"),
+        matches!(&outcomes[6], RedeemOutcome::QuotaExceeded { key, used, limit }
+            if key == "TRIPS-full" && *used == 1.into() && *limit == 1.into()),
         "{:?}",
         outcomes[6]
     );
+    let replayed = if replay_in_group { &plans[0] } else { &full };
     match &outcomes[7] {
-        RedeemOutcome::Replayed(r) => assert_eq!(r.id, plans[0].redemption.id),
+        RedeemOutcome::Replayed(r) => assert_eq!(r, &replayed.redemption),
         other => panic!("not a replay: {other:?}"),
     }
     let usage = store
@@ -249,6 +279,7 @@ async fn group_of_eight<S: CampaignStore + RedemptionStore + 'static>(store: Arc
                 "TRIPS-full".to_owned(),
                 "TRIPS-other".to_owned(),
                 "TRIPS-g0".to_owned(),
+                "TRIPS-g5".to_owned(),
             ],
         )
         .await
@@ -259,8 +290,66 @@ async fn group_of_eight<S: CampaignStore + RedemptionStore + 'static>(store: Arc
         0.into()
     );
     assert_eq!(usage["TRIPS-g0"], 1.into());
-    (c2 - calls, s2 - statements)
+    assert_eq!(usage["TRIPS-g5"], 1.into());
+    // Every recorded member is stored with its charge.
+    for p in &plans[..6] {
+        let stored = store
+            .redemption(&project, p.redemption.id)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(stored, p.redemption);
+    }
+    // One event for each recorded redemption; the group's six delivered to
+    // the one endpoint that takes them (the endpoints came after the
+    // first).
+    let events = store.outbox_events(&project, None, 100).await.unwrap();
+    let created: Vec<_> = events
+        .iter()
+        .filter(|e| e.event_type == EventType::RedemptionCreated)
+        .map(|e| e.payload["redemptionId"].as_str().unwrap().to_owned())
+        .collect();
+    let mut expected: Vec<_> = std::iter::once(&full)
+        .chain(&plans[..6])
+        .map(|p| p.redemption.id.to_string())
+        .collect();
+    expected.sort();
+    let mut sorted = created.clone();
+    sorted.sort();
+    assert_eq!(sorted, expected);
+    let delivered = |e: &Endpoint| {
+        let store = Arc::clone(&store);
+        let (project, id) = (project.clone(), e.id);
+        async move { store.deliveries(&project, id, 0, 100).await.unwrap().total }
+    };
+    assert_eq!(delivered(&endpoints[0]).await, 6);
+    assert_eq!(delivered(&endpoints[1]).await, 0);
+    assert_eq!(delivered(&endpoints[2]).await, 0);
+    (calls, statements)
 }
+
+fn endpoint(project: &str, types: &[EventType], enabled: bool) -> Endpoint {
+    let now = accord::clock::truncate_micros(chrono::Utc::now());
+    Endpoint {
+        id: uuid::Uuid::new_v4(),
+        project_id: project.to_owned(),
+        url: "http://127.0.0.1:9/hook".into(),
+        secret: format!("whsec_{}", "0".repeat(64)),
+        event_types: types.to_vec(),
+        enabled,
+        description: None,
+        created_date: now,
+        last_modified_date: now,
+    }
+}
+
+/// A group written as one batch sends the same statements for eight
+/// members as for two: BEGIN; the idempotency keys taken; the stored
+/// record replayed and its charges; the usage of the keys charged and
+/// whether a hold's charge to one of them expired; the redemptions, their
+/// charges, the new keys' usage, the outbox events and their deliveries;
+/// COMMIT.
+const BATCH_STATEMENTS: u64 = 12;
 
 #[tokio::test]
 async fn concurrent_redeems_share_one_transaction_on_sqlite() {
@@ -268,7 +357,8 @@ async fn concurrent_redeems_share_one_transaction_on_sqlite() {
     let store = SqliteStore::open(dir.path().join("accord.db").to_str().unwrap())
         .await
         .unwrap();
-    let (calls, statements) = group_of_eight(Arc::new(store)).await;
+    let store = Arc::new(store);
+    let (calls, statements) = group_of_eight(Arc::clone(&store), true).await;
     eprintln!("SQLite, a group of eight: {calls} store calls, {statements} statements");
     assert_eq!(calls, 1, "one transaction");
     // BEGIN; per recorded member the savepoint (sent with the release of
@@ -279,6 +369,9 @@ async fn concurrent_redeems_share_one_transaction_on_sqlite() {
     // the stored record and its charges read, rollback to its savepoint
     // (5); COMMIT. A lone redeem sends what it did before groups (above).
     assert_eq!(statements, 1 + 42 + 5 + 5 + 1);
+    let (calls, statements) = group_of_eight(store, false).await;
+    eprintln!("SQLite, a batch of eight: {calls} store calls, {statements} statements");
+    assert_eq!((calls, statements), (1, BATCH_STATEMENTS));
 }
 
 #[cfg(feature = "postgres")]
@@ -289,11 +382,15 @@ async fn concurrent_redeems_share_one_transaction_on_postgres() {
     else {
         return;
     };
-    let (calls, statements) = group_of_eight(Arc::new(store)).await;
+    let store = Arc::new(store);
+    let (calls, statements) = group_of_eight(Arc::clone(&store), true).await;
     eprintln!("PostgreSQL, a group of eight: {calls} store calls, {statements} statements");
     assert_eq!(calls, 1, "one transaction");
     // As on SQLite, with one guarded upsert per charge instead of a read
     // and a write (the refused one: the upsert that did nothing, then the
     // usage read for the answer).
     assert_eq!(statements, 1 + 36 + 5 + 5 + 1);
+    let (calls, statements) = group_of_eight(store, false).await;
+    eprintln!("PostgreSQL, a batch of eight: {calls} store calls, {statements} statements");
+    assert_eq!((calls, statements), (1, BATCH_STATEMENTS));
 }

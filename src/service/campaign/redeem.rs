@@ -101,7 +101,7 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
         let r = request.request();
         Ok(RedemptionPlan {
             redemption: Redemption {
-                id: Uuid::new_v4(),
+                id: Uuid::now_v7(),
                 project_id: project.to_owned(),
                 campaign_id: campaign.id,
                 campaign_code: campaign.ref_code,

@@ -10,9 +10,14 @@
 //! transaction, commits once, and only then answers each. It loops until
 //! the queue is empty, then ends.
 //!
-//! Each member stays all-or-nothing on its own: it runs inside a
-//! `SAVEPOINT`, and a member refused (quota, code) or failing is rolled
-//! back to its savepoint alone while the others go on. A lone redeem runs
+//! A group is first written as one batch ([`batch`]: a few statements for
+//! the whole group, its members decided in memory against running quota
+//! totals). A group the batch cannot decide exactly gives way to the
+//! savepoint path below.
+//!
+//! On the savepoint path each member stays all-or-nothing on its own: it
+//! runs inside a `SAVEPOINT`, and a member refused (quota, code) or
+//! failing is rolled back to its savepoint alone while the others go on. A lone redeem runs
 //! without a savepoint, exactly as [`redemption::try_redeem`] always has.
 //! An idempotency key used twice in one group behaves as it does across
 //! transactions: the second member finds the first's record (its own
@@ -28,6 +33,7 @@
 
 use tokio::sync::oneshot;
 
+use super::batch;
 use super::dialect::{retry, Abort, Dialect};
 use super::queue::Leader;
 use super::redemption::{self, Step};
@@ -113,7 +119,34 @@ async fn run_group<D: Dialect>(db: &D, group: &[Redemption]) -> Result<Vec<Resul
             retry::<D, _, _, _>(|| redemption::try_redeem(db, r)).await,
         ]);
     }
+    if batch::batchable(group) {
+        if let Some(answers) = retry::<D, _, _, _>(|| try_batch(db, group)).await? {
+            return Ok(answers);
+        }
+    }
     retry::<D, _, _, _>(|| try_group(db, group)).await
+}
+
+/// The group as one batch ([`batch`]); `None` when it gave way (nothing of
+/// it committed).
+async fn try_batch<D: Dialect>(
+    db: &D,
+    group: &[Redemption],
+) -> Result<Option<Vec<Result<RedeemOutcome>>>, Abort> {
+    let mut tx = db.begin_write().await?;
+    match batch::write::<D>(tx.conn(), group).await {
+        Ok(Some(answers)) => {
+            tx.commit().await?;
+            Ok(Some(answers))
+        }
+        // The whole group again.
+        Err(Abort::Db(e)) if D::is_retryable(&e) => Err(Abort::Db(e)),
+        // Member by member: an error fails only its own member there.
+        Ok(None) | Err(_) => {
+            tx.rollback().await?;
+            Ok(None)
+        }
+    }
 }
 
 async fn try_group<D: Dialect>(

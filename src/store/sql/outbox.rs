@@ -10,7 +10,7 @@ use uuid::Uuid;
 
 use super::dialect::{acquire, execute, read_all, retry, row, rows, Abort, Conn, Dialect};
 use super::limit_offset;
-use super::query::{Json, Sql, SqlRow};
+use super::query::{Arg, Json, Sql, SqlRow};
 use crate::core::outbox::webhook::{Attempt, Claimed, Delivery, DeliveryState, Endpoint, Next};
 use crate::core::outbox::{EventType, OutboxEvent};
 use crate::store::Page;
@@ -47,6 +47,52 @@ pub(crate) async fn append<D: Dialect>(
     .bind(event.event_type.as_str())
     .bind(event.occurred_at)
     .bind(format!(",{},", event.event_type.as_str()));
+    execute::<D>(conn, &fan_out).await?;
+    Ok(())
+}
+
+/// Writes `events` (all of `project`) and their pending deliveries in two
+/// statements, in the caller's transaction: what [`append`] does for each.
+pub(crate) async fn append_all<D: Dialect>(
+    conn: &mut Conn<D>,
+    project: &str,
+    events: &[OutboxEvent],
+) -> Result<(), Abort> {
+    if events.is_empty() {
+        return Ok(());
+    }
+    let mut insert = Sql::new(
+        "INSERT INTO outbox_event (project_id, id, event_type, occurred_at, data_subject, payload) \
+         VALUES ",
+    );
+    for (i, event) in events.iter().enumerate() {
+        debug_assert_eq!(event.project_id, project);
+        let payload = serde_json::to_string(&event.payload).map_err(Error::internal)?;
+        insert.push(if i == 0 { "(" } else { ", (" });
+        insert
+            .push_list([
+                Arg::from(project),
+                Arg::from(event.id),
+                Arg::from(event.event_type.as_str()),
+                Arg::from(event.occurred_at),
+                Arg::from(&event.data_subject),
+                Arg::from(Json(payload)),
+            ])
+            .push(")");
+    }
+    execute::<D>(conn, &insert).await?;
+    let mut fan_out = Sql::new(format!(
+        "INSERT INTO webhook_delivery \
+         (project_id, endpoint_id, event_id, event_type, state, attempts, failures, next_at, since) \
+         SELECT w.project_id, w.id, e.id, e.event_type, 'PENDING', 0, 0, e.occurred_at, \
+         e.occurred_at FROM webhook_endpoint w JOIN outbox_event e ON e.project_id = w.project_id \
+         WHERE w.project_id = $1 AND w.enabled = 1 \
+         AND (w.event_types = '' OR {}(w.event_types, ',' || e.event_type || ',') > 0) \
+         AND e.id IN (",
+        D::POSITION_FN
+    ))
+    .bind(project);
+    fan_out.push_list(events.iter().map(|e| e.id)).push(")");
     execute::<D>(conn, &fan_out).await?;
     Ok(())
 }
