@@ -394,3 +394,121 @@ async fn concurrent_redeems_share_one_transaction_on_postgres() {
     eprintln!("PostgreSQL, a batch of eight: {calls} store calls, {statements} statements");
     assert_eq!((calls, statements), (1, BATCH_STATEMENTS));
 }
+
+/// What a group's member was answered, comparable across stores.
+fn answer(outcome: &accord::store::RedeemOutcome) -> String {
+    use accord::store::RedeemOutcome;
+    match outcome {
+        RedeemOutcome::Recorded(r) => format!("recorded {}", r.id),
+        RedeemOutcome::Replayed(r) => format!("replayed {}", r.id),
+        RedeemOutcome::QuotaExceeded { key, used, limit } => {
+            format!("refused {key} {used}/{limit}")
+        }
+        other @ RedeemOutcome::CodeRefused(_) => format!("{other:?}"),
+    }
+}
+
+/// Groups answer exactly as the same redeems one at a time: 40 rounds of
+/// seeded random groups (up to 12 members over 16 users; each charges 1 or
+/// 2 to its user's key, limit 4, and to the campaign-wide key, limit 30;
+/// some reuse an earlier round's idempotency key, and one round in four
+/// uses one key twice, which runs the group member by member) on the SQL
+/// store, and one by one on the memory store. Every answer and the final
+/// usage of every key agree.
+async fn groups_agree_with_one_at_a_time<S: CampaignStore + RedemptionStore + 'static>(
+    store: Arc<S>,
+) {
+    use accord::campaign::QuotaCharge;
+    use accord::store::memory::MemoryStore;
+
+    let project = uuid::Uuid::new_v4().to_string();
+    let service = CampaignService::new(Arc::clone(&store), Arc::new(SystemClock));
+    let c = service
+        .create_campaign(&project, campaign(), "t")
+        .await
+        .unwrap();
+    let memory = MemoryStore::new();
+    memory.insert_campaign(&c).await.unwrap();
+    // A small linear congruential generator: the same rounds every run.
+    let mut seed: u64 = 0x5eed;
+    let mut next = |n: usize| {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        usize::try_from((seed >> 33) % u64::try_from(n).unwrap()).unwrap()
+    };
+    let mut used_keys: Vec<String> = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for round in 0..40 {
+        let size = 2 + next(11);
+        let mut plans = Vec::with_capacity(size);
+        for m in 0..size {
+            let user = format!("u{}", next(16));
+            let key = if !used_keys.is_empty() && next(5) == 0 {
+                used_keys[next(used_keys.len())].clone()
+            } else {
+                format!("r{round}-m{m}")
+            };
+            let mut p = plan(&c, &user, 4, &key);
+            let amount = 1 + next(2);
+            p.redemption.quotas[0].amount = amount.into();
+            p.redemption.quotas.push(QuotaCharge {
+                key: "TRIPS".into(),
+                amount: amount.into(),
+                limit: 30.into(),
+                window: None,
+            });
+            p.redemption.quotas.sort_by(|a, b| a.key.cmp(&b.key));
+            plans.push(p);
+        }
+        if round % 4 == 3 {
+            let first = plans[0].redemption.idempotency_key.clone();
+            plans[size - 1].redemption.idempotency_key = first;
+        }
+        let (outcomes, _, _) = one_group(&store, &plans).await;
+        for (m, (p, outcome)) in plans.iter().zip(&outcomes).enumerate() {
+            let alone = memory.redeem(p).await.unwrap();
+            assert_eq!(answer(outcome), answer(&alone), "round {round}, member {m}");
+            let kind = answer(outcome);
+            let words = if kind.starts_with("refused") { 2 } else { 1 };
+            seen.insert(kind.split(' ').take(words).collect::<Vec<_>>().join(" "));
+            used_keys.extend(p.redemption.idempotency_key.clone());
+        }
+    }
+    // The rounds meet every kind of answer: replays, and refusals by a
+    // user's key and by the campaign-wide key.
+    assert!(
+        seen.contains("recorded") && seen.contains("replayed"),
+        "{seen:?}"
+    );
+    assert!(
+        seen.contains("refused TRIPS") && seen.iter().any(|a| a.starts_with("refused TRIPS-u")),
+        "{seen:?}"
+    );
+    let mut keys: Vec<String> = (0..16).map(|u| format!("TRIPS-u{u}")).collect();
+    keys.push("TRIPS".into());
+    assert_eq!(
+        store.quota_usage(&project, &keys).await.unwrap(),
+        memory.quota_usage(&project, &keys).await.unwrap()
+    );
+}
+
+#[tokio::test]
+async fn groups_agree_with_one_at_a_time_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path().join("accord.db").to_str().unwrap())
+        .await
+        .unwrap();
+    groups_agree_with_one_at_a_time(Arc::new(store)).await;
+}
+
+#[cfg(feature = "postgres")]
+#[tokio::test]
+async fn groups_agree_with_one_at_a_time_on_postgres() {
+    let Some((store, _schema)) =
+        crate::pg_support::store_in_schema("the redeem group test", "agree").await
+    else {
+        return;
+    };
+    groups_agree_with_one_at_a_time(Arc::new(store)).await;
+}

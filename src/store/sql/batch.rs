@@ -175,13 +175,12 @@ fn decide<'g>(
                 }
             }
         }
-        match refused {
-            Some(outcome) => answers[i] = Some(Ok(outcome)),
-            None => {
-                totals.extend(granted);
-                recorded.push(i);
-                answers[i] = Some(Ok(RedeemOutcome::Recorded(r.clone())));
-            }
+        if let Some(outcome) = refused {
+            answers[i] = Some(Ok(outcome));
+        } else {
+            totals.extend(granted);
+            recorded.push(i);
+            answers[i] = Some(Ok(RedeemOutcome::Recorded(r.clone())));
         }
     }
     (recorded, totals)

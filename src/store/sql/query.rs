@@ -190,10 +190,10 @@ impl Sql {
             let b = text[i];
             i += 1;
             match (quote, comment, b) {
-                (_, true, b'\n') => comment = false,
-                (_, true, _) => {}
-                (Some(q), _, b) if b == q => quote = None,
-                (Some(_), _, _) => {}
+                // A comment ends at the end of its line, a quote at the
+                // same quote (a doubled one ends it and opens it again).
+                (_, true, b) => comment = b != b'\n',
+                (Some(q), _, b) => quote = (b != q).then_some(q),
                 (None, _, b'\'' | b'"') => quote = Some(b),
                 (None, _, b'-') if text.get(i) == Some(&b'-') => comment = true,
                 (None, _, b'$') if text.get(i).is_some_and(u8::is_ascii_digit) => {

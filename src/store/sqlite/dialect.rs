@@ -37,7 +37,7 @@ fn bound(sql: &Sql) -> Result<(Cow<'_, str>, SqliteArguments<'_>), sqlx::Error> 
 }
 
 /// The arguments `args` in SQLite's column types.
-fn arguments<'q>(args: Vec<&'q Arg>) -> Result<SqliteArguments<'q>, sqlx::Error> {
+fn arguments(args: Vec<&Arg>) -> Result<SqliteArguments<'_>, sqlx::Error> {
     query::arguments(args, |out: &mut SqliteArguments<'_>, arg| match arg {
         Typed::Uuid(v) => out.add(v.hyphenated().to_string()),
         Typed::Time(v) => out.add(v.map(|t| t.timestamp_micros())),
