@@ -388,8 +388,9 @@ async fn concurrent_redeems_share_one_transaction_on_postgres() {
     assert_eq!(calls, 1, "one transaction");
     // As on SQLite, with one guarded upsert per charge instead of a read
     // and a write (the refused one: the upsert that did nothing, then the
-    // usage read for the answer).
-    assert_eq!(statements, 1 + 36 + 5 + 5 + 1);
+    // usage read for the answer), and the group's keys locked first, in
+    // order (1).
+    assert_eq!(statements, 1 + 1 + 36 + 5 + 5 + 1);
     let (calls, statements) = group_of_eight(store, false).await;
     eprintln!("PostgreSQL, a batch of eight: {calls} store calls, {statements} statements");
     assert_eq!((calls, statements), (1, BATCH_STATEMENTS));

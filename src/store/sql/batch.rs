@@ -186,6 +186,30 @@ fn decide<'g>(
     (recorded, totals)
 }
 
+/// Locks the stored usage rows of every key `group` charges, project by
+/// project and key by key in order, where the database locks rows
+/// (PostgreSQL): the savepoint path then takes its locks in the order a
+/// batch takes them, instead of member by member, so that two groups
+/// cannot wait for each other's keys.
+pub(crate) async fn lock_keys<D: Dialect>(
+    conn: &mut Conn<D>,
+    group: &[Redemption],
+) -> Result<(), Abort> {
+    if D::FOR_UPDATE.is_empty() {
+        return Ok(());
+    }
+    let projects: BTreeSet<&str> = group.iter().map(|r| r.project_id.as_str()).collect();
+    for project in projects {
+        let keys: BTreeSet<&str> = group
+            .iter()
+            .filter(|r| r.project_id == project)
+            .flat_map(|r| r.quotas.iter().map(|c| c.key.as_str()))
+            .collect();
+        locked_usage::<D>(conn, project, &keys).await?;
+    }
+    Ok(())
+}
+
 /// The idempotency keys of `members` that a stored redemption holds.
 async fn taken_keys<'g, D: Dialect>(
     conn: &mut Conn<D>,

@@ -15,10 +15,13 @@
 //! totals). A group the batch cannot decide exactly gives way to the
 //! savepoint path below.
 //!
-//! On the savepoint path each member stays all-or-nothing on its own: it
+//! On the savepoint path the group first locks the stored usage rows of
+//! every key it charges, in key order as a batch does
+//! ([`batch::lock_keys`]). Each member stays all-or-nothing on its own: it
 //! runs inside a `SAVEPOINT`, and a member refused (quota, code) or
-//! failing is rolled back to its savepoint alone while the others go on. A lone redeem runs
-//! without a savepoint, exactly as [`redemption::try_redeem`] always has.
+//! failing is rolled back to its savepoint alone while the others go on.
+//! A lone redeem runs without a savepoint, exactly as
+//! [`redemption::try_redeem`] always has.
 //! An idempotency key used twice in one group behaves as it does across
 //! transactions: the second member finds the first's record (its own
 //! transaction's) and is a replay.
@@ -154,6 +157,7 @@ async fn try_group<D: Dialect>(
     group: &[Redemption],
 ) -> Result<Vec<Result<RedeemOutcome>>, Abort> {
     let mut tx = db.begin_write().await?;
+    batch::lock_keys::<D>(tx.conn(), group).await?;
     let mut answers = Vec::with_capacity(group.len());
     for (i, r) in group.iter().enumerate() {
         D::execute_script(tx.conn(), if i == 0 { FIRST } else { NEXT }).await?;

@@ -160,11 +160,13 @@ impl Sql {
         self
     }
 
+    #[cfg(any(feature = "postgres", test))]
     pub(crate) fn text(&self) -> &str {
         &self.text
     }
 
     /// The arguments, `$1` first.
+    #[cfg(feature = "postgres")]
     pub(crate) fn args(&self) -> &[Arg] {
         &self.args
     }
@@ -178,6 +180,7 @@ impl Sql {
     /// argument bound: a statement with hundreds of arguments (a batch of
     /// rows) spends most of its time there. Anonymous parameters have no
     /// name to look up.
+    #[cfg(feature = "sqlite")]
     pub(crate) fn anonymous(&self) -> Result<(String, Vec<&Arg>), sqlx::Error> {
         let text = self.text.as_bytes();
         let mut out = String::with_capacity(self.text.len());
@@ -339,6 +342,7 @@ mod tests {
         assert_eq!(sql.args.len(), 3);
     }
 
+    #[cfg(feature = "sqlite")]
     fn texts(args: &[&Arg]) -> Vec<String> {
         args.iter()
             .map(|a| match a {
@@ -348,6 +352,7 @@ mod tests {
             .collect()
     }
 
+    #[cfg(feature = "sqlite")]
     #[test]
     fn anonymous_placeholders_list_the_arguments_as_they_appear() {
         let sql = Sql::new(
@@ -373,6 +378,7 @@ mod tests {
         assert!(Sql::new("SELECT $0").anonymous().is_err());
     }
 
+    #[cfg(feature = "sqlite")]
     #[test]
     fn a_quote_doubled_inside_a_string_does_not_end_it() {
         let sql = Sql::new("SELECT 'it''s $1' || $1").bind("x");
