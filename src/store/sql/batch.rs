@@ -36,10 +36,10 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use rust_decimal::Decimal;
 
 use super::dialect::{execute, rows, Abort, Conn, Dialect};
-use super::query::{Arg, Json, Sql, SqlRow};
-use super::redemption::{fetch_redemption, By};
-use super::{action_txs_json, outbox};
-use crate::core::campaign::{QuotaWindow, Redemption};
+use super::outbox;
+use super::query::{Arg, Sql, SqlRow};
+use super::redemption::{fetch_redemption, insert_charges_of, insert_redemptions, By};
+use crate::core::campaign::Redemption;
 use crate::core::outbox::OutboxEvent;
 use crate::store::RedeemOutcome;
 use crate::{Error, Result};
@@ -125,7 +125,7 @@ async fn write_project<D: Dialect>(
     if !insert_redemptions::<D>(conn, project, &recorded).await? {
         return Ok(false);
     }
-    insert_charges::<D>(conn, project, &recorded).await?;
+    insert_charges_of::<D>(conn, project, &recorded).await?;
     if !write_usage::<D>(conn, project, &totals, &stored).await? {
         return Ok(false);
     }
@@ -190,12 +190,14 @@ fn decide<'g>(
 /// project and key by key in order, where the database locks rows
 /// (PostgreSQL): the savepoint path then takes its locks in the order a
 /// batch takes them, instead of member by member, so that two groups
-/// cannot wait for each other's keys.
+/// cannot wait for each other's keys. Not for a group with a code: a code
+/// is locked before the quota keys, by redeems and holds alike, and keys
+/// locked first would invert that order.
 pub(crate) async fn lock_keys<D: Dialect>(
     conn: &mut Conn<D>,
     group: &[Redemption],
 ) -> Result<(), Abort> {
-    if D::FOR_UPDATE.is_empty() {
+    if D::FOR_UPDATE.is_empty() || group.iter().any(|r| r.code.is_some()) {
         return Ok(());
     }
     let projects: BTreeSet<&str> = group.iter().map(|r| r.project_id.as_str()).collect();
@@ -276,79 +278,6 @@ async fn hold_expires<'k, D: Dialect>(
     Ok(!rows::<D>(conn, &sql).await?.is_empty())
 }
 
-/// Inserts the `recorded` redemptions: whether every one was (an
-/// idempotency key taken since [`taken_keys`] read them makes one do
-/// nothing).
-async fn insert_redemptions<D: Dialect>(
-    conn: &mut Conn<D>,
-    project: &str,
-    recorded: &[&Redemption],
-) -> Result<bool, Abort> {
-    let mut sql = Sql::new(
-        "INSERT INTO redemption (id, project_id, campaign_id, campaign_code, campaign_version, \
-         status, user_id, channel, idempotency_key, action_txs, created_date, cancelled_date, \
-         request_fingerprint, code) VALUES ",
-    );
-    for (n, r) in recorded.iter().enumerate() {
-        sql.push(if n == 0 { "(" } else { ", (" });
-        sql.push_list([
-            Arg::from(r.id),
-            Arg::from(project),
-            Arg::from(r.campaign_id),
-            Arg::from(&r.campaign_code),
-            Arg::from(r.campaign_version),
-            Arg::from(r.status.as_str()),
-            Arg::from(&r.user_id),
-            Arg::from(&r.channel),
-            Arg::from(&r.idempotency_key),
-            Arg::from(Json(action_txs_json(&r.action_txs)?)),
-            Arg::from(r.created_date),
-            Arg::from(r.cancelled_date),
-            Arg::from(&r.request_fingerprint),
-            Arg::from(&r.code),
-        ])
-        .push(")");
-    }
-    sql.push(
-        " ON CONFLICT (project_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING",
-    );
-    Ok(execute::<D>(conn, &sql).await? == recorded.len() as u64)
-}
-
-/// Inserts the charges of the `recorded` redemptions, each in plan order.
-async fn insert_charges<D: Dialect>(
-    conn: &mut Conn<D>,
-    project: &str,
-    recorded: &[&Redemption],
-) -> Result<(), Abort> {
-    let mut sql = Sql::new(
-        "INSERT INTO redemption_charge \
-         (project_id, redemption_id, position, quota_key, amount, quota_limit, window_seconds) \
-         VALUES ",
-    );
-    let mut any = false;
-    for r in recorded {
-        for (position, charge) in r.quotas.iter().enumerate() {
-            sql.push(if any { ", (" } else { "(" });
-            any = true;
-            sql.push_list([
-                Arg::from(project),
-                Arg::from(r.id),
-                Arg::from(i32::try_from(position).map_err(Error::internal)?),
-                Arg::from(&charge.key),
-                Arg::from(charge.amount),
-                Arg::from(charge.limit),
-                Arg::from(charge.window.map(QuotaWindow::seconds)),
-            ])
-            .push(")");
-        }
-    }
-    if any {
-        execute::<D>(conn, &sql).await?;
-    }
-    Ok(())
-}
-
 /// Writes the new `totals`: a key never charged gets its row (whether none
 /// appeared since [`locked_usage`] read them: on PostgreSQL another
 /// transaction may have inserted it), a key charged before its new total
@@ -400,7 +329,7 @@ mod tests {
     use uuid::Uuid;
 
     use super::*;
-    use crate::core::campaign::{QuotaCharge, TxStatus};
+    use crate::core::campaign::{QuotaCharge, QuotaWindow, TxStatus};
 
     fn redemption(key: Option<&str>, charges: &[(&str, i64, i64)]) -> Redemption {
         Redemption {

@@ -141,28 +141,7 @@ pub(crate) async fn insert_redemption<D: Dialect>(
     conn: &mut Conn<D>,
     r: &Redemption,
 ) -> Result<bool, Abort> {
-    let sql = Sql::new(
-        "INSERT INTO redemption (id, project_id, campaign_id, campaign_code, campaign_version, \
-         status, user_id, channel, idempotency_key, action_txs, created_date, cancelled_date, \
-         request_fingerprint, code) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
-         ON CONFLICT (project_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING",
-    )
-    .bind(r.id)
-    .bind(&r.project_id)
-    .bind(r.campaign_id)
-    .bind(&r.campaign_code)
-    .bind(r.campaign_version)
-    .bind(r.status.as_str())
-    .bind(&r.user_id)
-    .bind(&r.channel)
-    .bind(&r.idempotency_key)
-    .bind(Json(action_txs_json(&r.action_txs)?))
-    .bind(r.created_date)
-    .bind(r.cancelled_date)
-    .bind(&r.request_fingerprint)
-    .bind(&r.code);
-    Ok(execute::<D>(conn, &sql).await? > 0)
+    insert_redemptions::<D>(conn, &r.project_id, &[r]).await
 }
 
 /// Inserts the charges of `r`, in plan order, in one statement.
@@ -170,32 +149,80 @@ pub(crate) async fn insert_charges<D: Dialect>(
     conn: &mut Conn<D>,
     r: &Redemption,
 ) -> Result<(), Abort> {
-    if r.quotas.is_empty() {
-        return Ok(());
+    insert_charges_of::<D>(conn, &r.project_id, &[r]).await
+}
+
+/// Inserts the `recorded` redemptions (all of `project`), in one
+/// statement: whether every one was (an idempotency key already taken
+/// makes its row do nothing).
+pub(crate) async fn insert_redemptions<D: Dialect>(
+    conn: &mut Conn<D>,
+    project: &str,
+    recorded: &[&Redemption],
+) -> Result<bool, Abort> {
+    let mut sql = Sql::new(
+        "INSERT INTO redemption (id, project_id, campaign_id, campaign_code, campaign_version, \
+         status, user_id, channel, idempotency_key, action_txs, created_date, cancelled_date, \
+         request_fingerprint, code) VALUES ",
+    );
+    for (n, r) in recorded.iter().enumerate() {
+        sql.push(if n == 0 { "(" } else { ", (" });
+        sql.push_list([
+            Arg::from(r.id),
+            Arg::from(project),
+            Arg::from(r.campaign_id),
+            Arg::from(&r.campaign_code),
+            Arg::from(r.campaign_version),
+            Arg::from(r.status.as_str()),
+            Arg::from(&r.user_id),
+            Arg::from(&r.channel),
+            Arg::from(&r.idempotency_key),
+            Arg::from(Json(action_txs_json(&r.action_txs)?)),
+            Arg::from(r.created_date),
+            Arg::from(r.cancelled_date),
+            Arg::from(&r.request_fingerprint),
+            Arg::from(&r.code),
+        ])
+        .push(")");
     }
+    sql.push(
+        " ON CONFLICT (project_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING",
+    );
+    Ok(execute::<D>(conn, &sql).await? == recorded.len() as u64)
+}
+
+/// Inserts the charges of the `recorded` redemptions (all of `project`),
+/// each in plan order, in one statement.
+pub(crate) async fn insert_charges_of<D: Dialect>(
+    conn: &mut Conn<D>,
+    project: &str,
+    recorded: &[&Redemption],
+) -> Result<(), Abort> {
     let mut sql = Sql::new(
         "INSERT INTO redemption_charge \
          (project_id, redemption_id, position, quota_key, amount, quota_limit, window_seconds) \
          VALUES ",
     );
-    for (position, charge) in r.quotas.iter().enumerate() {
-        sql.push(if position == 0 { "(" } else { ", (" })
-            .push_bind(&r.project_id)
-            .push(", ")
-            .push_bind(r.id)
-            .push(", ")
-            .push_bind(i32::try_from(position).map_err(Error::internal)?)
-            .push(", ")
-            .push_bind(&charge.key)
-            .push(", ")
-            .push_bind(charge.amount)
-            .push(", ")
-            .push_bind(charge.limit)
-            .push(", ")
-            .push_bind(charge.window.map(QuotaWindow::seconds))
+    let mut any = false;
+    for r in recorded {
+        for (position, charge) in r.quotas.iter().enumerate() {
+            sql.push(if any { ", (" } else { "(" });
+            any = true;
+            sql.push_list([
+                Arg::from(project),
+                Arg::from(r.id),
+                Arg::from(i32::try_from(position).map_err(Error::internal)?),
+                Arg::from(&charge.key),
+                Arg::from(charge.amount),
+                Arg::from(charge.limit),
+                Arg::from(charge.window.map(QuotaWindow::seconds)),
+            ])
             .push(")");
+        }
     }
-    execute::<D>(conn, &sql).await?;
+    if any {
+        execute::<D>(conn, &sql).await?;
+    }
     Ok(())
 }
 
