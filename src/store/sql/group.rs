@@ -15,8 +15,8 @@
 //! totals). A group the batch cannot decide exactly gives way to the
 //! savepoint path below.
 //!
-//! On the savepoint path the group first locks the stored usage rows of
-//! every key it charges, in key order as a batch does
+//! On the savepoint path a group without a code first locks the stored
+//! usage rows of every key it charges, in key order as a batch does
 //! ([`batch::lock_keys`]). Each member stays all-or-nothing on its own: it
 //! runs inside a `SAVEPOINT`, and a member refused (quota, code) or
 //! failing is rolled back to its savepoint alone while the others go on.

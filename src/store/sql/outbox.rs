@@ -22,37 +22,12 @@ pub(crate) async fn append<D: Dialect>(
     conn: &mut Conn<D>,
     event: &OutboxEvent,
 ) -> Result<(), Abort> {
-    let payload = serde_json::to_string(&event.payload).map_err(Error::internal)?;
-    let insert = Sql::new(
-        "INSERT INTO outbox_event (project_id, id, event_type, occurred_at, data_subject, payload) \
-         VALUES ($1, $2, $3, $4, $5, $6)",
-    )
-    .bind(&event.project_id)
-    .bind(event.id)
-    .bind(event.event_type.as_str())
-    .bind(event.occurred_at)
-    .bind(&event.data_subject)
-    .bind(Json(payload));
-    execute::<D>(conn, &insert).await?;
-    let fan_out = Sql::new(format!(
-        "INSERT INTO webhook_delivery \
-         (project_id, endpoint_id, event_id, event_type, state, attempts, failures, next_at, since) \
-         SELECT project_id, id, $2, $3, 'PENDING', 0, 0, $4, $4 FROM webhook_endpoint \
-         WHERE project_id = $1 AND enabled = 1 \
-         AND (event_types = '' OR {}(event_types, $5) > 0)",
-        D::POSITION_FN
-    ))
-    .bind(&event.project_id)
-    .bind(event.id)
-    .bind(event.event_type.as_str())
-    .bind(event.occurred_at)
-    .bind(format!(",{},", event.event_type.as_str()));
-    execute::<D>(conn, &fan_out).await?;
-    Ok(())
+    append_all::<D>(conn, &event.project_id, std::slice::from_ref(event)).await
 }
 
-/// Writes `events` (all of `project`) and their pending deliveries in two
-/// statements, in the caller's transaction: what [`append`] does for each.
+/// Writes `events` (all of `project`) and one pending delivery per enabled
+/// endpoint of the project that takes an event's type, in two statements,
+/// in the caller's transaction.
 pub(crate) async fn append_all<D: Dialect>(
     conn: &mut Conn<D>,
     project: &str,
