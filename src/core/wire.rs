@@ -262,6 +262,14 @@ pub fn parse_decimal(s: &str) -> Option<Decimal> {
     exact(negative, &digits, scale, exponent)
 }
 
+/// Whether [`parse_decimal`] reads the text of a JSON number, decided for
+/// the common short form without reading it: a JSON number of at most 28
+/// characters with no exponent has at most 28 digits, which a `Decimal`
+/// always holds at their scale.
+pub fn is_exact_json_number(s: &str) -> bool {
+    (s.len() <= 28 && !s.bytes().any(|b| matches!(b, b'e' | b'E'))) || parse_decimal(s).is_some()
+}
+
 /// The common form, `[+-]digits[.digits]` with at most 28 digits, read
 /// without allocating: the same value and scale as the general path below
 /// (which handles exponents, long digit strings and every refusal); `None`

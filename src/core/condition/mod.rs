@@ -158,7 +158,7 @@ impl<'a> Field<'a> {
 }
 
 /// `10^i` for every scale difference two decimals can have.
-const POW10: [i128; 29] = {
+pub(crate) const POW10: [i128; 29] = {
     let mut p = [1i128; 29];
     let mut i = 1;
     while i < 29 {

@@ -204,6 +204,24 @@ impl<'r> Prepared<'r> {
         self.channel.as_ref()
     }
 
+    /// Calls `f` with every value of `input`: a request-level input's value
+    /// (each element of an array attribute), or an item input's value on
+    /// each item (each tag of each item).
+    pub(crate) fn each_value(&self, input: InputRef, mut f: impl FnMut(&Field<'_>)) {
+        let mut of = |input: Input<'_>| match input {
+            Input::One(v) => f(v),
+            Input::Many(vs) => vs.iter().for_each(&mut f),
+            Input::Missing => {}
+        };
+        if input.is_item() {
+            for item in &self.items {
+                of(item_input(item, input));
+            }
+        } else {
+            of(self.input(input));
+        }
+    }
+
     /// Every value the index looks up: each custom attribute value, each
     /// item's sku and each of its tags.
     pub(crate) fn indexed_values(&self) -> impl Iterator<Item = (InputRef, &Field<'r>)> + '_ {
@@ -356,7 +374,7 @@ fn nul_problems(request: RequestView<'_>, problems: &mut crate::core::error::Pro
 /// object attribute are never compared and are not checked.
 fn check_numbers(request: RequestView<'_>, problems: &mut crate::core::error::Problems) {
     let mut check = |field: &dyn Fn() -> String, n: &serde_json::Number| {
-        if crate::core::wire::parse_decimal(n.as_str()).is_none() {
+        if !crate::core::wire::is_exact_json_number(n.as_str()) {
             let message = crate::core::wire::decimal_number::not_exact(&Scalar::Number(n.clone()));
             problems.push(field(), ErrorCode::InvalidNumber, message);
         }

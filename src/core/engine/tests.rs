@@ -385,10 +385,14 @@ mod index_exactness {
 
     const NAMES: [&str; 3] = ["a", "b", "c"];
 
+    /// Texts, and numbers in several scales (`2` and `2.0` are one number,
+    /// not one text), so that range bounds meet values equal to them.
     fn value() -> impl Strategy<Value = String> {
         prop_oneof![
             (0..4u8).prop_map(|i| format!("v{i}")),
-            (0..4u8).prop_map(|i| i.to_string())
+            (0..4u8).prop_map(|i| i.to_string()),
+            (0..4u8).prop_map(|i| format!("{i}.0")),
+            (0..4u8).prop_map(|i| format!("{i}.5")),
         ]
     }
 
@@ -398,6 +402,7 @@ mod index_exactness {
             Just(("cartItem", "sku")),
             Just(("cartItem", "tags")),
             Just(("cartItem", "amount")),
+            Just(("cartItem", "price")),
             Just(("cart", "totalPrice")),
         ];
         let ops = prop::sample::select(crate::core::campaign::Op::WIRE);
@@ -465,8 +470,9 @@ mod index_exactness {
             Just(Value::Null),
         ];
         let attrs = prop::collection::btree_map(prop::sample::select(NAMES.to_vec()), attr, 0..4);
-        let item = (value(), prop::collection::vec(value(), 0..3), 0..4u8)
-            .prop_map(|(sku, tags, amount)| json!({"sku": sku, "tags": tags, "amount": amount}));
+        let item = (value(), prop::collection::vec(value(), 0..3), 0..4u8, value()).prop_map(
+            |(sku, tags, amount, price)| json!({"sku": sku, "tags": tags, "amount": amount, "price": price}),
+        );
         let channel = prop::option::of(prop::sample::select(vec!["web", "app"]));
         (attrs, prop::collection::vec(item, 0..3), channel, 0..4u8).prop_map(
             |(attrs, items, channel, total)| {

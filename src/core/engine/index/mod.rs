@@ -5,16 +5,20 @@
 //! Expressions" (VLDB 2009), specialised to Accord's rules. Every rule is a
 //! conjunction of its `ALL` groups' conditions. The *indexable* conditions
 //! of a rule are the positive equality tests: `eq`, `in` and `contains` on a
-//! custom attribute, an item's `sku` or `tags`, plus the campaign's channel.
-//! Each gets a bit; the index maps every (input, value) that satisfies one
-//! of them to the (rule, bit) pairs it satisfies. For a request, each of its
-//! values is looked up once, the bits are OR-ed per rule, and a rule is a
-//! *candidate* when all its bits are set. Rules with no indexable condition
-//! are always candidates.
+//! custom attribute, an item's `sku` or `tags`, plus the campaign's channel;
+//! and the positive numeric ranges (`gt`, `gte`, `lt`, `lte` against a
+//! number) on any input but the currency (see [`range`]). Each gets a bit;
+//! the index maps every (input, value) that satisfies an equality test to
+//! the (rule, bit) pairs it satisfies, and keeps each input's range bounds
+//! sorted. For a request, each of its values is looked up once and each
+//! ranged input's bounds searched once, the bits are OR-ed per rule, and a
+//! rule is a *candidate* when all its bits are set. Rules with no indexable
+//! condition are always candidates.
 //!
 //! **Exactness:** a rule that fires has every indexable condition true, and
 //! an indexable condition is true only if some request value equals one of
-//! its values — so every firing rule is a candidate. Candidates are then
+//! its values, or lies within its range — so every firing rule is a
+//! candidate. Candidates are then
 //! verified by the full evaluator (ranges, regexes, negations, the
 //! same-item rule of `cartItem` conditions), so the result is exactly that
 //! of evaluating every rule one by one. A property test checks it.
@@ -35,6 +39,7 @@
 //! combined per rule.
 
 mod dense;
+mod range;
 
 use std::cell::RefCell;
 
@@ -46,6 +51,7 @@ use crate::core::campaign::MatchKind;
 use crate::core::condition::{Cmp, Field, Test};
 use crate::core::hash::FxHashMap;
 use dense::Dense;
+use range::Ranges;
 
 /// Most indexed conditions per rule (bits of a `u64`); further ones are
 /// only verified.
@@ -64,6 +70,31 @@ struct Lists {
     number: FxHashMap<Decimal, Vec<Posting>>,
 }
 
+impl Lists {
+    /// Posts an equality or membership test's values; `false` for another
+    /// kind of test.
+    fn add(&mut self, test: &Test, posting: Posting) -> bool {
+        match test {
+            Test::Str(Cmp::Eq, v) => push_text(&mut self.text, v, posting),
+            Test::StrSet(set) => {
+                for v in set {
+                    push_text(&mut self.text, v, posting);
+                }
+            }
+            Test::Num(Cmp::Eq, v) => {
+                self.number.entry(v.normalize()).or_default().push(posting);
+            }
+            Test::NumSet(set) => {
+                for v in set {
+                    self.number.entry(*v).or_default().push(posting);
+                }
+            }
+            _ => return false,
+        }
+        true
+    }
+}
+
 /// The index of one snapshot.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Index {
@@ -75,6 +106,8 @@ pub(crate) struct Index {
     full: Vec<u64>,
     /// Rules with no indexed condition, in rule order.
     always: Vec<u32>,
+    /// The range conditions, per input that has any.
+    ranges: Vec<Ranges>,
     /// The dense attributes' filters.
     dense: Dense,
     /// With dense attributes: `always` as a bitmap.
@@ -118,7 +151,7 @@ fn push_text(lists: &mut FxHashMap<Box<str>, Vec<Posting>>, value: &str, posting
     }
 }
 
-/// Whether a condition goes into the index: a positive equality or
+/// Whether a condition goes into the posting lists: a positive equality or
 /// membership test on a custom attribute, `sku` or `tags`.
 fn indexable(c: &CondPlan) -> bool {
     matches!(c.input, InputRef::Slot(_) | InputRef::Sku | InputRef::Tags)
@@ -127,6 +160,26 @@ fn indexable(c: &CondPlan) -> bool {
             c.cond.test,
             Test::Str(Cmp::Eq, _) | Test::StrSet(_) | Test::Num(Cmp::Eq, _) | Test::NumSet(_)
         )
+}
+
+/// Whether a condition goes into the range bounds: a positive numeric
+/// `gt`, `gte`, `lt` or `lte` on any input but the currency (whose values
+/// are never numbers a rule would compare).
+fn rangeable(c: &CondPlan) -> bool {
+    c.input != InputRef::Currency
+        && !c.cond.negated
+        && matches!(
+            c.cond.test,
+            Test::Num(Cmp::Gt | Cmp::Gte | Cmp::Lt | Cmp::Lte, _)
+        )
+}
+
+/// Where a condition's bit is posted: the posting lists of a list number, or
+/// the range bounds of an input.
+#[derive(Clone, Copy)]
+enum At {
+    List(usize),
+    Range(InputRef),
 }
 
 impl Index {
@@ -153,13 +206,14 @@ impl Index {
             lists: vec![Lists::default(); slots + 3],
             slots,
             full: vec![0; rules.len()],
+            ranges: range::every_input(slots),
             dense: Dense::build(rules, slots),
             ..Index::default()
         };
         for (r, rule) in rules.iter_mut().enumerate() {
             let id = u32::try_from(r).expect("fewer than 2^32 rules");
             let mut bit = 0usize;
-            let mut add = |index: &mut Index, key: usize, test: &Test| -> bool {
+            let mut add = |index: &mut Index, at: At, test: &Test| -> bool {
                 if bit >= MAX_BITS {
                     return false;
                 }
@@ -167,31 +221,21 @@ impl Index {
                     rule: id,
                     bit: u8::try_from(bit).expect("bit < 64"),
                 };
-                let lists = &mut index.lists[key];
-                match test {
-                    Test::Str(Cmp::Eq, v) => push_text(&mut lists.text, v, posting),
-                    Test::StrSet(set) => {
-                        for v in set {
-                            push_text(&mut lists.text, v, posting);
-                        }
-                    }
-                    Test::Num(Cmp::Eq, v) => {
-                        lists.number.entry(v.normalize()).or_default().push(posting);
-                    }
-                    Test::NumSet(set) => {
-                        for v in set {
-                            lists.number.entry(*v).or_default().push(posting);
-                        }
-                    }
-                    _ => return false,
-                }
-                bit += 1;
-                true
+                let added = match at {
+                    At::List(key) => index.lists[key].add(test, posting),
+                    At::Range(input) => index.add_range(input, test, posting),
+                };
+                bit += usize::from(added);
+                added
             };
             let mut exact = true;
             if let Some(channel) = channels[rule.campaign as usize] {
                 let key = index.channel_key();
-                exact &= add(&mut index, key, &Test::Str(Cmp::Eq, channel.into()));
+                exact &= add(
+                    &mut index,
+                    At::List(key),
+                    &Test::Str(Cmp::Eq, channel.into()),
+                );
             }
             for group in &mut rule.groups {
                 // Only conjunctive groups give necessary conditions.
@@ -206,7 +250,11 @@ impl Index {
                             c.indexed = true;
                         }
                         Some(key) if indexable(c) => {
-                            c.indexed = add(&mut index, key, &c.cond.test);
+                            c.indexed = add(&mut index, At::List(key), &c.cond.test);
+                            exact &= c.indexed;
+                        }
+                        _ if rangeable(c) => {
+                            c.indexed = add(&mut index, At::Range(c.input), &c.cond.test);
                             exact &= c.indexed;
                         }
                         _ => exact = false,
@@ -216,7 +264,12 @@ impl Index {
                 // hold for one same item: they are always verified.
                 for c in &group.item {
                     match index.key(c.input) {
-                        Some(key) if indexable(c) => exact &= add(&mut index, key, &c.cond.test),
+                        Some(key) if indexable(c) => {
+                            exact &= add(&mut index, At::List(key), &c.cond.test);
+                        }
+                        _ if rangeable(c) => {
+                            exact &= add(&mut index, At::Range(c.input), &c.cond.test);
+                        }
                         _ => exact = false,
                     }
                 }
@@ -228,6 +281,7 @@ impl Index {
                 index.always.push(id);
             }
         }
+        range::finish(&mut index.ranges);
         if !index.dense.is_empty() {
             index.always_bits = vec![0; rules.len().div_ceil(64)];
             for &r in &index.always {
@@ -235,6 +289,15 @@ impl Index {
             }
         }
         index
+    }
+
+    /// Adds a range condition's bound while the index is built, when
+    /// `ranges` holds [`range::every_input`]; `false` if `test` is no range.
+    fn add_range(&mut self, input: InputRef, test: &Test, posting: Posting) -> bool {
+        let Test::Num(cmp, threshold) = test else {
+            return false;
+        };
+        self.ranges[range::position(input, self.slots)].add(*cmp, *threshold, posting)
     }
 
     /// Whether custom attribute slot `slot` is filtered densely.
@@ -276,6 +339,9 @@ impl Index {
             }
             if let Some(channel) = req.channel() {
                 self.probe(self.channel_key(), channel, &mut hit);
+            }
+            for ranges in &self.ranges {
+                ranges.probe(req, &mut hit);
             }
             let dense = !self.dense.is_empty();
             let exact = if dense {
