@@ -13,10 +13,11 @@
 //! whose name contains `storefront`).
 //!
 //! For instruction counts under `valgrind --tool=callgrind`, which do not
-//! depend on the machine's load, `ACCORD_BENCH_DRIVE=STEP:WORKLOAD:N` runs
-//! step `STEP` (`match`, `search` or `service`) of the workload named
-//! `WORKLOAD` over its requests `N` times in turn inside `drive`, and
-//! nothing else: `--toggle-collect='*drive*'` counts only those searches.
+//! depend on the machine's load, `ACCORD_BENCH_DRIVE=STEP:WORKLOAD:N[:R]`
+//! runs step `STEP` (`match`, `search` or `service`) of the workload named
+//! `WORKLOAD` over its requests (its first `R` requests) `N` times in turn
+//! inside `drive`, and nothing else: `--toggle-collect='*drive*'` counts
+//! only those searches.
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -62,8 +63,8 @@ fn service_search(s: &CampaignService<MemoryStore>, r: &SearchRequest) -> usize 
         .len()
 }
 
-/// One step of a search, by name.
-fn step(e: &Engine, s: &CampaignService<MemoryStore>, step: &str, r: &SearchRequest) {
+/// One step of a search, by name; `s`: the service, for the `service` step.
+fn step(e: &Engine, s: Option<&CampaignService<MemoryStore>>, step: &str, r: &SearchRequest) {
     match step {
         "match" => {
             black_box(e.matches(r, now()).expect("match").len());
@@ -72,7 +73,7 @@ fn step(e: &Engine, s: &CampaignService<MemoryStore>, step: &str, r: &SearchRequ
             black_box(e.search(r, now(), false).expect("search"));
         }
         _ => {
-            black_box(service_search(s, r));
+            black_box(service_search(s.expect("a service"), r));
         }
     }
 }
@@ -80,7 +81,13 @@ fn step(e: &Engine, s: &CampaignService<MemoryStore>, step: &str, r: &SearchRequ
 /// Runs `name` over every request of `w`, `rounds` times: the part
 /// callgrind counts.
 #[inline(never)]
-fn drive(e: &Engine, s: &CampaignService<MemoryStore>, name: &str, w: &Workload, rounds: usize) {
+fn drive(
+    e: &Engine,
+    s: Option<&CampaignService<MemoryStore>>,
+    name: &str,
+    w: &Workload,
+    rounds: usize,
+) {
     for _ in 0..rounds {
         for r in &w.requests {
             step(e, s, name, r);
@@ -120,7 +127,7 @@ fn bench(c: &mut Criterion, w: &Workload, samples: usize, rounds: usize) {
     };
     let svc = service(w);
     for name in ["match", "search", "service"] {
-        let stats = time_each(&w.requests, rounds, |r| step(&e, &svc, name, r));
+        let stats = time_each(&w.requests, rounds, |r| step(&e, Some(&svc), name, r));
         line(name, &stats);
     }
     for name in ["match", "search", "service"] {
@@ -133,7 +140,7 @@ fn bench(c: &mut Criterion, w: &Workload, samples: usize, rounds: usize) {
             b.iter(|| {
                 let r = &w.requests[i % w.requests.len()];
                 i += 1;
-                step(&e, &svc, name, r);
+                step(&e, Some(&svc), name, r);
             });
         });
         g.finish();
@@ -171,18 +178,24 @@ fn workloads(keep: &dyn Fn(&str) -> bool) -> Vec<(Workload, usize, usize)> {
 
 fn main() {
     if let Ok(spec) = std::env::var("ACCORD_BENCH_DRIVE") {
-        let mut parts = spec.splitn(3, ':');
+        let mut parts = spec.splitn(4, ':');
         let (name, workload, rounds) = (
             parts.next().expect("STEP"),
             parts.next().expect("WORKLOAD"),
             parts.next().and_then(|n| n.parse().ok()).expect("N"),
         );
-        let (w, _, _) = workloads(&|n| n == workload)
+        let (mut w, _, _) = workloads(&|n| n == workload)
             .pop()
             .expect("a workload of that name");
+        if let Some(r) = parts.next() {
+            w.requests
+                .truncate(r.parse().expect("R, a number of requests"));
+        }
         let e = engine(&w);
-        let svc = service(&w);
-        drive(&e, &svc, name, &w, rounds);
+        // Only the service step needs the store filled (slow under callgrind
+        // for large workloads).
+        let svc = (name == "service").then(|| service(&w));
+        drive(&e, svc.as_ref(), name, &w, rounds);
         return;
     }
     let mut c = Criterion::default().configure_from_args();
