@@ -33,7 +33,8 @@ use crate::core::condition::{cmp_decimal, Cmp, POW10};
 /// a prefix.
 #[derive(Debug, Clone, Default)]
 struct Side {
-    /// Threshold and whether it is inclusive, in prefix order.
+    /// Threshold and whether it is inclusive, in prefix order; emptied
+    /// once sorted when `fixed` holds them all.
     bounds: Vec<(Decimal, bool)>,
     /// The same thresholds as integers at [`Side::scale`], when all fit.
     fixed: Option<Vec<(i128, bool)>>,
@@ -103,6 +104,9 @@ impl Side {
                 Some((t.mantissa().checked_mul(*p)?, inclusive))
             })
             .collect();
+        if self.fixed.is_some() {
+            self.bounds = Vec::new();
+        }
     }
 
     /// The postings of the bounds `v` satisfies. `beyond`: the order of a
@@ -192,7 +196,7 @@ impl Ranges {
     }
 
     fn is_empty(&self) -> bool {
-        self.lower.bounds.is_empty() && self.upper.bounds.is_empty()
+        self.lower.postings.is_empty() && self.upper.postings.is_empty()
     }
 
     /// Adds the bound `value <cmp> threshold`; `false` for `eq`, which is
@@ -305,9 +309,24 @@ mod tests {
             (Cmp::Lte, "7"),
         ]);
         assert!(r.lower.fixed.is_some() && r.upper.fixed.is_some());
+        // The same bounds, compared as decimals.
+        let decimals = |side: &Side| {
+            let fixed = side.fixed.as_ref().unwrap();
+            Side {
+                bounds: fixed
+                    .iter()
+                    .map(|&(t, inclusive)| {
+                        (Decimal::from_i128_with_scale(t, side.scale), inclusive)
+                    })
+                    .collect(),
+                fixed: None,
+                scale: 0,
+                postings: side.postings.clone(),
+            }
+        };
         let mut slow = r.clone();
-        slow.lower.fixed = None;
-        slow.upper.fixed = None;
+        slow.lower = decimals(&r.lower);
+        slow.upper = decimals(&r.upper);
         for v in [
             "-2",
             "-1.251",
