@@ -18,16 +18,17 @@
 //! **Exactness:** a rule that fires has every indexable condition true, and
 //! an indexable condition is true only if some request value equals one of
 //! its values, or lies within its range — so every firing rule is a
-//! candidate. Candidates are then
-//! verified by the full evaluator (ranges, regexes, negations, the
-//! same-item rule of `cartItem` conditions), so the result is exactly that
-//! of evaluating every rule one by one. A property test checks it.
+//! candidate. Candidates are then verified by the full evaluator (regexes,
+//! negations, the same-item rule of `cartItem` conditions), so the result
+//! is exactly that of evaluating every rule one by one. Property tests
+//! check it.
 //!
 //! **Exact rules:** when *every* condition of a rule is indexed, the rule
 //! has no `cartItem` condition and all its groups are `ALL`, a full mask is
 //! not only necessary but sufficient: each bit is set exactly when its
 //! condition holds for some value of its input, which for a positive
-//! equality test on a request-level input is the condition's own semantics.
+//! equality test or range on a request-level input is the condition's own
+//! semantics.
 //! Such a candidate is not evaluated again. Other candidates are verified,
 //! but the request-level conditions the index checked (their bit is set, or
 //! their dense row kept the rule) are skipped: the index already proved
