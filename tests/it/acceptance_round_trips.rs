@@ -13,7 +13,6 @@ use std::sync::Arc;
 use accord::consent::receipt::EntryRef;
 use accord::consent::{ConsentService, ReceiptSource};
 use accord::store::sql_sent;
-use accord::store::sqlite::SqliteStore;
 use accord::store::ConsentStore;
 use accord::SystemClock;
 use serde_json::json;
@@ -86,9 +85,7 @@ async fn check<S: ConsentStore + 'static>(store: Arc<S>, what: &str, accept: u64
 #[tokio::test]
 async fn an_acceptance_and_its_receipt_on_sqlite() {
     let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(dir.path().join("accord.db").to_str().unwrap())
-        .await
-        .unwrap();
+    let store = crate::common::sqlite_in(&dir).await;
     // The consent and its notice; BEGIN, the next seq, the version, the
     // ledger (the head upserted and read, the entry, the head advanced),
     // the history (the acceptance's versions, the consent's and the

@@ -21,7 +21,6 @@ use accord::campaign::{CampaignInput, RedeemRequest, SearchOptions, SearchReques
 use accord::outbox::webhook::Endpoint;
 use accord::outbox::EventType;
 use accord::store::sql_sent;
-use accord::store::sqlite::SqliteStore;
 use accord::store::{CampaignStore, OutboxStore, RedemptionStore};
 use accord::{CampaignService, SystemClock};
 use serde_json::json;
@@ -129,9 +128,7 @@ async fn check<S: CampaignStore + RedemptionStore>(store: Arc<S>, what: &str, st
 #[tokio::test]
 async fn a_redeem_makes_two_store_calls_on_sqlite() {
     let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(dir.path().join("accord.db").to_str().unwrap())
-        .await
-        .unwrap();
+    let store = crate::common::sqlite_in(&dir).await;
     // The campaign (and whether it has a code pool); BEGIN, the
     // redemption, its usage read and written, the charges, the outbox event
     // and its deliveries, COMMIT.
@@ -354,9 +351,7 @@ const BATCH_STATEMENTS: u64 = 12;
 #[tokio::test]
 async fn concurrent_redeems_share_one_transaction_on_sqlite() {
     let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(dir.path().join("accord.db").to_str().unwrap())
-        .await
-        .unwrap();
+    let store = crate::common::sqlite_in(&dir).await;
     let store = Arc::new(store);
     let (calls, statements) = group_of_eight(Arc::clone(&store), true).await;
     eprintln!("SQLite, a group of eight: {calls} store calls, {statements} statements");
@@ -497,9 +492,7 @@ async fn groups_agree_with_one_at_a_time<S: CampaignStore + RedemptionStore + 's
 #[tokio::test]
 async fn groups_agree_with_one_at_a_time_on_sqlite() {
     let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(dir.path().join("accord.db").to_str().unwrap())
-        .await
-        .unwrap();
+    let store = crate::common::sqlite_in(&dir).await;
     groups_agree_with_one_at_a_time(Arc::new(store)).await;
 }
 

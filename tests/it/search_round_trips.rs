@@ -13,7 +13,6 @@ use std::sync::Arc;
 
 use accord::campaign::{CampaignInput, RedeemRequest, SearchOptions, SearchRequest};
 use accord::store::sql_sent;
-use accord::store::sqlite::SqliteStore;
 use accord::store::{CampaignStore, RedemptionStore};
 use accord::{CampaignService, SystemClock};
 use serde_json::json;
@@ -89,9 +88,7 @@ async fn check<S: CampaignStore + RedemptionStore>(store: Arc<S>, what: &str) {
 #[tokio::test]
 async fn a_new_users_search_is_one_statement_on_sqlite() {
     let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(dir.path().join("accord.db").to_str().unwrap())
-        .await
-        .unwrap();
+    let store = crate::common::sqlite_in(&dir).await;
     check(Arc::new(store), "SQLite").await;
 }
 

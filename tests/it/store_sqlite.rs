@@ -18,9 +18,7 @@ use suite::workers::{run_worker, spawn_workers, two_jobs, Job};
 
 async fn fixture() -> Option<(Arc<SqliteStore>, suite::Guard)> {
     let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(dir.path().join("accord.db").to_str().unwrap())
-        .await
-        .unwrap();
+    let store = crate::common::sqlite_in(&dir).await;
     Some((Arc::new(store), Box::new(dir)))
 }
 
@@ -298,11 +296,7 @@ async fn quota_usage_written_before_the_charged_order_keeps_its_rows() {
 async fn million_codes_on_sqlite_within_a_minute() {
     use accord::campaign::codes::{GenerateCodes, MAX_GENERATE};
     let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(
-        SqliteStore::open(dir.path().join("accord.db").to_str().unwrap())
-            .await
-            .unwrap(),
-    );
+    let store = Arc::new(crate::common::sqlite_in(&dir).await);
     let service = accord::CampaignService::new(Arc::clone(&store), Arc::new(accord::SystemClock));
     let input: accord::campaign::CampaignInput = serde_json::from_value(serde_json::json!({
         "name": "million", "refCode": "MILLION",

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use accord::campaign::{CampaignInput, CampaignService, RedeemRequest, SearchRequest};
 use accord::store::memory::MemoryStore;
+use accord::store::sqlite::SqliteStore;
 use accord::ManualClock;
 use chrono::{DateTime, TimeZone, Utc};
 
@@ -44,4 +45,12 @@ pub fn world() -> World {
 
 pub fn run<F: std::future::Future>(f: F) -> F::Output {
     pollster::block_on(f)
+}
+
+/// A SQLite store on a new file, `accord.db` in `dir`; the caller keeps
+/// `dir` for as long as the store is used.
+pub async fn sqlite_in(dir: &tempfile::TempDir) -> SqliteStore {
+    SqliteStore::open(dir.path().join("accord.db").to_str().unwrap())
+        .await
+        .unwrap()
 }
