@@ -314,6 +314,13 @@ pub fn load_average() -> String {
     )
 }
 
+/// The allocator of the `accord` command (`src/main.rs`), so that a
+/// self-hosted server runs as the command does. Not in the tests that
+/// include this file: they keep the system allocator.
+#[cfg(not(test))]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[allow(dead_code)] // tests include this file as a module and call the pieces
 fn main() -> Result<(), BoxError> {
     let args = Args::parse();
