@@ -121,6 +121,7 @@ fn plan(c: &Campaign, n: u64, hot: bool, users: u64) -> RedemptionPlan {
             created_date: accord::clock::truncate_micros(Utc::now()),
             cancelled_date: None,
         },
+        verify_campaign: false,
     }
 }
 

@@ -161,9 +161,27 @@ pub struct RedemptionPlan {
     /// to apply, one per distinct key, sorted by key (the fixed order in
     /// which SQL stores lock them, so two redeems cannot deadlock).
     pub redemption: Redemption,
+    /// Whether the store checks, in the redeem's transaction, that the
+    /// campaign is still stored in the version the plan was made from
+    /// (`redemption.campaign_version`) and, for a redeem without a code,
+    /// has no code pool. A plan made from a compiled snapshot instead of a
+    /// read of the campaign sets it: the store then answers
+    /// [`RedeemOutcome::CampaignChanged`] or a
+    /// [`CodeRefusal::Required`] refusal and writes nothing, instead of
+    /// recording a redemption of a campaign that has changed since.
+    pub verify_campaign: bool,
 }
 
 impl RedemptionPlan {
+    /// The plan of `redemption`, recorded without checking its campaign
+    /// (see [`verify_campaign`](Self::verify_campaign)).
+    pub fn new(redemption: Redemption) -> RedemptionPlan {
+        RedemptionPlan {
+            redemption,
+            verify_campaign: false,
+        }
+    }
+
     /// The charges of the plan.
     pub fn charges(&self) -> &[QuotaCharge] {
         &self.redemption.quotas
@@ -190,6 +208,11 @@ pub enum RedeemOutcome {
     /// The plan's code (or its absence) refused the redemption: nothing
     /// was written.
     CodeRefused(CodeRefusal),
+    /// A plan with [`verify_campaign`](RedemptionPlan::verify_campaign):
+    /// the campaign is no longer stored in the version planned from (it
+    /// was edited or deleted since). Nothing was written; plan again from
+    /// the stored campaign.
+    CampaignChanged,
 }
 
 /// A campaign a redeem names, as [`CampaignStore::campaigns_by_code`]

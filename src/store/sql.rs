@@ -43,6 +43,7 @@ pub(crate) mod records;
 pub(crate) mod redemption;
 pub(crate) mod revision;
 pub(crate) mod settings;
+pub(crate) mod verify;
 
 use std::fmt::Write as _;
 

@@ -1,6 +1,7 @@
 //! Several server processes on one database: each `CampaignService` keeps
 //! its own compiled snapshot, and must notice a change another process made
-//! (through the store's catalog version) within a second.
+//! (through the store's catalog version) within a second; a redeem planned
+//! from an older snapshot is recorded against the stored campaign.
 //!
 //! Two stores opened separately on one SQLite file, or two pools on one
 //! PostgreSQL database, stand for two processes: they share nothing but the
@@ -14,7 +15,8 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use accord::campaign::{CampaignInput, SearchOptions, SearchRequest};
+use accord::campaign::{CampaignInput, RedeemRequest, SearchOptions, SearchRequest};
+use accord::store::memory::MemoryStore;
 use accord::store::postgres::PostgresStore;
 use accord::store::sqlite::SqliteStore;
 use accord::store::{CampaignStore, RedemptionStore};
@@ -103,6 +105,61 @@ async fn story<S: CampaignStore + RedemptionStore>(a: Arc<S>, b: Arc<S>) {
     );
 }
 
+/// Campaign `R`, giving `amount` off anyone.
+fn giving(amount: &str, status: &str) -> CampaignInput {
+    serde_json::from_value(json!({
+        "name": "R", "refCode": "R", "status": status,
+        "startDate": "2020-01-01T00:00:00Z", "endDate": "2100-01-01T00:00:00Z",
+        "rules": [{"name": "r", "when": [],
+            "then": [{"action": "DISCOUNT", "data": [{"attribute": "amount", "value": amount}]}]}]
+    }))
+    .unwrap()
+}
+
+/// A redeem is planned from the process's snapshot, which may be older than
+/// the stored campaign: the store's check sends it back to the stored
+/// campaign, so the redemption is always of the version stored when it
+/// commits. The redeeming process here never refreshes on its own.
+async fn redeem_story<S: CampaignStore + RedemptionStore>(a: Arc<S>, b: Arc<S>) {
+    let project = uuid::Uuid::new_v4().to_string();
+    let writer = CampaignService::new(a, Arc::new(SystemClock));
+    let redeemer = CampaignService::new(b, Arc::new(SystemClock))
+        .with_refresh_interval(Duration::from_secs(3600));
+    let request: RedeemRequest = serde_json::from_value(json!({"campaignCode": "R"})).unwrap();
+    let created = writer
+        .create_campaign(&project, giving("10", "ENABLE"), "admin")
+        .await
+        .unwrap();
+    let first = redeemer.redeem(&project, &request).await.unwrap();
+    assert_eq!(first.redemption.campaign_version, created.version);
+    assert_eq!(first.redemption.action_txs[0].then.data[0].value, "10");
+
+    let edited = writer
+        .update_campaign(&project, created.id, giving("20", "ENABLE"), "admin")
+        .await
+        .unwrap();
+    let second = redeemer.redeem(&project, &request).await.unwrap();
+    assert_eq!(second.redemption.campaign_version, edited.version);
+    assert_eq!(second.redemption.action_txs[0].then.data[0].value, "20");
+
+    writer
+        .update_campaign(&project, created.id, giving("20", "DISABLE"), "admin")
+        .await
+        .unwrap();
+    let refused = redeemer.redeem(&project, &request).await.unwrap_err();
+    assert_eq!(refused.code(), "campaign_not_active", "{refused:?}");
+
+    writer.delete_campaign(&project, created.id).await.unwrap();
+    let refused = redeemer.redeem(&project, &request).await.unwrap_err();
+    assert_eq!(refused.code(), "campaign_not_found", "{refused:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn memory_redeems_follow_the_stored_campaign_not_the_snapshot() {
+    let store = Arc::new(MemoryStore::new());
+    redeem_story(Arc::clone(&store), store).await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn sqlite_processes_see_each_others_changes_within_a_second() {
     let dir = tempfile::tempdir().unwrap();
@@ -110,6 +167,9 @@ async fn sqlite_processes_see_each_others_changes_within_a_second() {
     let a = SqliteStore::open(path.to_str().unwrap()).await.unwrap();
     let b = SqliteStore::open(path.to_str().unwrap()).await.unwrap();
     story(Arc::new(a), Arc::new(b)).await;
+    let a = SqliteStore::open(path.to_str().unwrap()).await.unwrap();
+    let b = SqliteStore::open(path.to_str().unwrap()).await.unwrap();
+    redeem_story(Arc::new(a), Arc::new(b)).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -133,4 +193,7 @@ async fn postgres_processes_see_each_others_changes_within_a_second() {
     let a = open().await;
     let b = open().await;
     story(Arc::new(a), Arc::new(b)).await;
+    let a = open().await;
+    let b = open().await;
+    redeem_story(Arc::new(a), Arc::new(b)).await;
 }

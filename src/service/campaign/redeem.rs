@@ -1,5 +1,6 @@
-//! Redeem, cancel and the redemptions: a request parsed once, two store
-//! calls (its campaigns, then one transaction).
+//! Redeem, cancel and the redemptions: a request parsed once, planned from
+//! the compiled snapshot and checked by the store in its transaction, or
+//! planned from the stored campaign (two store calls).
 
 use std::sync::Arc;
 
@@ -38,12 +39,18 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
     /// [`redeem`](Self::redeem) of a request parsed already (the HTTP
     /// adapter parses at its edge).
     ///
-    /// Two store calls: the campaign and those of `withCampaigns` in one
-    /// read, then the redemption in one transaction, which also finds a
-    /// replay of the idempotency key. Only when the redeem fails before its
-    /// transaction (the campaign has ended or changed since, say) is the key
-    /// looked up (unless the store is unavailable): a replay returns what
-    /// was recorded whatever happened since.
+    /// A redeem of one campaign by its refCode, without a code or
+    /// `withCampaigns`, whose campaign is in the project's snapshot, is
+    /// planned from the snapshot and recorded in one store call: the
+    /// transaction checks that the campaign is still stored in that version
+    /// (and has no code pool) before it writes anything. When it is not,
+    /// and for every other redeem, two store calls: the campaign and those
+    /// of `withCampaigns` in one read, then the redemption in one
+    /// transaction. Either transaction also finds a replay of the
+    /// idempotency key. Only when the redeem fails before its transaction
+    /// (the campaign has ended or changed since, say) is the key looked up
+    /// (unless the store is unavailable): a replay returns what was
+    /// recorded whatever happened since.
     pub async fn redeem_parsed(
         &self,
         project: &str,
@@ -55,39 +62,88 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
 
     async fn redeem_once(&self, project: &str, request: &ParsedRedeem<'_>) -> Result<RedeemResult> {
         let fingerprint = request.idempotency_key().map(|_| request.fingerprint());
-        let planned = self
-            .plan_redeem(project, request, fingerprint.as_deref())
-            .await;
+        let fingerprint = fingerprint.as_deref();
+        if let Some(plan) = self
+            .plan_from_snapshot(project, request, fingerprint)
+            .await?
+        {
+            match self.record(project, &plan).await? {
+                // Edited or deleted since the snapshot: plan from the store.
+                RedeemOutcome::CampaignChanged => {}
+                outcome => return answer(outcome, *request, fingerprint),
+            }
+        }
+        let planned = self.plan_redeem(project, request, fingerprint).await;
         let plan = match (planned, request.idempotency_key()) {
             (Ok(plan), _) => plan,
             // A store that cannot be reached now cannot answer the replay
             // either: answer at once rather than wait for it twice.
             (Err(e), Some(key)) if e.kind() != ErrorKind::Unavailable => {
                 return match self.store.redemption_by_key(project, key).await {
-                    Ok(Some(stored)) => replay(stored, *request, fingerprint.as_deref()),
+                    Ok(Some(stored)) => replay(stored, *request, fingerprint),
                     _ => Err(e),
                 }
             }
             (Err(e), _) => return Err(e),
         };
-        let outcome = self.store.redeem(&plan).await;
+        answer(self.record(project, &plan).await?, *request, fingerprint)
+    }
+
+    /// Records `plan` (one store call).
+    async fn record(&self, project: &str, plan: &RedemptionPlan) -> Result<RedeemOutcome> {
+        let outcome = self.store.redeem(plan).await;
         // Whatever the outcome (an error may come after the commit), what
         // search kept of these keys may be out of date now.
         self.usage
             .forget(project, plan.redemption.quotas.iter().map(usage::cache_key));
-        match outcome? {
-            RedeemOutcome::Recorded(r) => Ok(RedeemResult {
-                redemption: r,
-                replayed: false,
-            }),
-            RedeemOutcome::Replayed(r) => replay(r, *request, fingerprint.as_deref()),
-            RedeemOutcome::QuotaExceeded { key, used, limit } => Err(Error::new(
-                ErrorCode::QuotaExceeded,
-                format!("quota {key:?} is exhausted: {used} of {limit} used"),
-            )),
-            RedeemOutcome::CodeRefused(why) => Err(super::codes::refused(&why)),
-        }
+        outcome
     }
+
+    /// A plan made from the project's compiled snapshot, without reading
+    /// the campaign, for a redeem that names one campaign by its refCode,
+    /// with no code and no `withCampaigns`: the store checks in its
+    /// transaction that the campaign is still stored in the version planned
+    /// from and has no code pool ([`RedemptionPlan::verify_campaign`]).
+    /// `None` when the snapshot cannot plan it — the campaign is not in it,
+    /// or planning fails: the redeem then reads the campaign, so that what
+    /// it answers, an error included, comes from the stored campaign. An
+    /// error when the store cannot be reached: the read would wait as long
+    /// again.
+    async fn plan_from_snapshot(
+        &self,
+        project: &str,
+        request: &ParsedRedeem<'_>,
+        fingerprint: Option<&str>,
+    ) -> Result<Option<RedemptionPlan>> {
+        if request.code().is_some() || !request.with_campaigns().is_empty() {
+            return Ok(None);
+        }
+        let zone = self.zones.of(project);
+        let snapshot = match self.snapshots.get(&*self.store, project, zone).await {
+            Ok(snapshot) => snapshot,
+            Err(e) if e.kind() == ErrorKind::Unavailable => return Err(e),
+            Err(_) => return Ok(None),
+        };
+        let code = request.campaign_code();
+        let Some(compiled) = snapshot.engine.by_code(code) else {
+            return Ok(None);
+        };
+        let now = self.clock.now();
+        let Ok(plan) = snapshot.engine.plan_parsed(code, request, now) else {
+            return Ok(None);
+        };
+        let mut plan = plan_of(
+            project,
+            &compiled.campaign,
+            plan,
+            now,
+            *request,
+            fingerprint,
+        );
+        plan.verify_campaign = true;
+        Ok(Some(plan))
+    }
+
     /// Reads the campaign (and those it is applied with) in one store call,
     /// checks the combination and plans the redemption: everything of a
     /// redeem before its transaction.
@@ -98,26 +154,14 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
         fingerprint: Option<&str>,
     ) -> Result<RedemptionPlan> {
         let (campaign, plan, now) = self.evaluate(project, request).await?;
-        let r = request.request();
-        Ok(RedemptionPlan {
-            redemption: Redemption {
-                id: Uuid::now_v7(),
-                project_id: project.to_owned(),
-                campaign_id: campaign.id,
-                campaign_code: campaign.ref_code,
-                campaign_version: campaign.version,
-                status: TxStatus::Complete,
-                user_id: r.attribute.get("userId").and_then(engine_scalar_text),
-                channel: r.channel.clone(),
-                idempotency_key: r.idempotency_key.clone(),
-                request_fingerprint: fingerprint.map(str::to_owned),
-                action_txs: plan.action_txs,
-                quotas: plan.charges,
-                code: request.code(),
-                created_date: now,
-                cancelled_date: None,
-            },
-        })
+        Ok(plan_of(
+            project,
+            &campaign,
+            plan,
+            now,
+            *request,
+            fingerprint,
+        ))
     }
 
     /// Reads the campaign and those it is applied with (one store call),
@@ -229,6 +273,61 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
     ) -> Result<Page<Redemption>> {
         check_page_size(query.size)?;
         self.store.list_redemptions(project, query).await
+    }
+}
+
+/// What a redemption of `campaign` by `request`, planned at `now`,
+/// records (not checked against the stored campaign).
+fn plan_of(
+    project: &str,
+    campaign: &Campaign,
+    plan: PlannedRedemption,
+    now: DateTime<Utc>,
+    request: ParsedRedeem<'_>,
+    fingerprint: Option<&str>,
+) -> RedemptionPlan {
+    let r = request.request();
+    RedemptionPlan::new(Redemption {
+        id: Uuid::now_v7(),
+        project_id: project.to_owned(),
+        campaign_id: campaign.id,
+        campaign_code: campaign.ref_code.clone(),
+        campaign_version: campaign.version,
+        status: TxStatus::Complete,
+        user_id: r.attribute.get("userId").and_then(engine_scalar_text),
+        channel: r.channel.clone(),
+        idempotency_key: r.idempotency_key.clone(),
+        request_fingerprint: fingerprint.map(str::to_owned),
+        action_txs: plan.action_txs,
+        quotas: plan.charges,
+        code: request.code(),
+        created_date: now,
+        cancelled_date: None,
+    })
+}
+
+/// The answer to a redeem whose store call gave `outcome`.
+fn answer(
+    outcome: RedeemOutcome,
+    request: ParsedRedeem<'_>,
+    fingerprint: Option<&str>,
+) -> Result<RedeemResult> {
+    match outcome {
+        RedeemOutcome::Recorded(r) => Ok(RedeemResult {
+            redemption: r,
+            replayed: false,
+        }),
+        RedeemOutcome::Replayed(r) => replay(r, request, fingerprint),
+        RedeemOutcome::QuotaExceeded { key, used, limit } => Err(Error::new(
+            ErrorCode::QuotaExceeded,
+            format!("quota {key:?} is exhausted: {used} of {limit} used"),
+        )),
+        RedeemOutcome::CodeRefused(why) => Err(super::codes::refused(&why)),
+        // Only a plan that asks for the check gets this answer, and such a
+        // plan is made again from the stored campaign instead.
+        RedeemOutcome::CampaignChanged => Err(Error::internal(
+            "the store checked the campaign of a plan that did not ask for it",
+        )),
     }
 }
 

@@ -13,8 +13,8 @@ use crate::core::campaign::{Campaign, CampaignRevision, QuotaUsage, Redemption, 
 use crate::core::outbox::OutboxEvent;
 use crate::store::campaign::too_many_campaigns;
 use crate::store::{
-    CampaignQuery, CampaignSort, CampaignStore, NamedCampaign, Page, Period, RedeemOutcome,
-    RedemptionPlan, RedemptionQuery, RedemptionStore, SortDirection,
+    CampaignQuery, CampaignSort, CampaignStore, CodeRefusal, NamedCampaign, Page, Period,
+    RedeemOutcome, RedemptionPlan, RedemptionQuery, RedemptionStore, SortDirection,
 };
 use crate::{Error, ErrorCode, Result};
 
@@ -312,6 +312,15 @@ impl RedemptionStore for MemoryStore {
         if let Some(key) = &r.idempotency_key {
             if let Some(&i) = s.by_key.get(&(r.project_id.clone(), key.clone())) {
                 return Ok(RedeemOutcome::Replayed(s.redemptions[i].clone()));
+            }
+        }
+        if plan.verify_campaign {
+            let stored = s.campaigns.get(&(r.project_id.clone(), r.campaign_id));
+            if stored.is_none_or(|c| c.version != r.campaign_version) {
+                return Ok(RedeemOutcome::CampaignChanged);
+            }
+            if r.code.is_none() && s.codes.has_pool(&r.project_id, r.campaign_id) {
+                return Ok(RedeemOutcome::CodeRefused(CodeRefusal::Required));
             }
         }
         if let Some(code) = &r.code {

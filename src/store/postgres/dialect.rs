@@ -228,6 +228,7 @@ impl Dialect for PostgresStore {
 
     const WRITING_WITH: bool = true;
     const FOR_UPDATE: &'static str = " FOR UPDATE";
+    const FOR_SHARE: &'static str = " FOR SHARE";
     const SKIP_LOCKED: &'static str = " FOR UPDATE SKIP LOCKED";
     const POSITION_FN: &'static str = "strpos";
     const NOT_BY_INDEX: &'static str = "";

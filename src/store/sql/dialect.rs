@@ -43,6 +43,11 @@ pub(crate) trait Dialect: Clone + Send + Sync + 'static {
     /// (SQLite).
     const FOR_UPDATE: &'static str;
 
+    /// `FOR SHARE` where the database locks rows (PostgreSQL: the row
+    /// cannot be updated or deleted until the transaction ends), empty in
+    /// SQLite.
+    const FOR_SHARE: &'static str;
+
     /// Whether a `WITH` may hold a data-modifying statement (PostgreSQL):
     /// two writes in one statement.
     const WRITING_WITH: bool;

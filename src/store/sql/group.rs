@@ -36,10 +36,10 @@
 
 use tokio::sync::oneshot;
 
-use super::batch;
 use super::dialect::{retry, Abort, Dialect};
 use super::queue::Leader;
 use super::redemption::{self, Step};
+use super::{batch, verify};
 use crate::core::campaign::Redemption;
 use crate::store::{RedeemOutcome, RedemptionPlan};
 use crate::{Error, Result};
@@ -59,12 +59,11 @@ const UNDO: &str = "ROLLBACK TO SAVEPOINT redeem";
 /// records `plan` in a group with whatever other redeems of `db` are queued
 /// (see the module docs); outside a Tokio runtime, alone.
 pub(crate) async fn redeem<D: Dialect>(db: &D, plan: RedemptionPlan) -> Result<RedeemOutcome> {
-    let r = plan.redemption;
     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-        return retry::<D, _, _, _>(|| redemption::try_redeem(db, &r)).await;
+        return retry::<D, _, _, _>(|| redemption::try_redeem(db, &plan)).await;
     };
     let (tx, rx) = oneshot::channel();
-    if let Some(leader) = db.redeem_queue().push((r, tx), D::GROUP_LEADERS) {
+    if let Some(leader) = db.redeem_queue().push((plan, tx), D::GROUP_LEADERS) {
         let db = db.clone();
         runtime.spawn(async move { lead_groups(&db, leader).await });
     }
@@ -78,8 +77,8 @@ pub(crate) async fn redeem<D: Dialect>(db: &D, plan: RedemptionPlan) -> Result<R
 /// Runs groups until the queue is empty.
 async fn lead_groups<D: Dialect>(db: &D, mut leader: Leader) {
     while let Some(group) = leader.next_group(MAX_GROUP) {
-        let (redemptions, replies): (Vec<Redemption>, Vec<_>) = group.into_iter().unzip();
-        let run = run_group(db, &redemptions);
+        let (plans, replies): (Vec<RedemptionPlan>, Vec<_>) = group.into_iter().unzip();
+        let run = run_group(db, plans);
         let answers = match D::WRITE_LIMIT {
             None => run.await,
             Some(limit) => tokio::time::timeout(limit, run).await.unwrap_or_else(|_| {
@@ -116,18 +115,24 @@ fn answer(
 /// One group: a lone redeem as it always ran, more in one transaction with
 /// a savepoint each. The answers, in order; an error when the group's
 /// transaction failed (nothing of it committed).
-async fn run_group<D: Dialect>(db: &D, group: &[Redemption]) -> Result<Vec<Result<RedeemOutcome>>> {
-    if let [r] = group {
+async fn run_group<D: Dialect>(
+    db: &D,
+    mut plans: Vec<RedemptionPlan>,
+) -> Result<Vec<Result<RedeemOutcome>>> {
+    if let [plan] = plans.as_slice() {
         return Ok(vec![
-            retry::<D, _, _, _>(|| redemption::try_redeem(db, r)).await,
+            retry::<D, _, _, _>(|| redemption::try_redeem(db, plan)).await,
         ]);
     }
+    let verify: Vec<bool> = plans.iter().map(|p| p.verify_campaign).collect();
+    let group: Vec<Redemption> = plans.drain(..).map(|p| p.redemption).collect();
+    let (group, verify) = (group.as_slice(), verify.as_slice());
     if batch::batchable(group) {
-        if let Some(answers) = retry::<D, _, _, _>(|| try_batch(db, group)).await? {
+        if let Some(answers) = retry::<D, _, _, _>(|| try_batch(db, group, verify)).await? {
             return Ok(answers);
         }
     }
-    retry::<D, _, _, _>(|| try_group(db, group)).await
+    retry::<D, _, _, _>(|| try_group(db, group, verify)).await
 }
 
 /// The group as one batch ([`batch`]); `None` when it gave way (nothing of
@@ -135,8 +140,18 @@ async fn run_group<D: Dialect>(db: &D, group: &[Redemption]) -> Result<Vec<Resul
 async fn try_batch<D: Dialect>(
     db: &D,
     group: &[Redemption],
+    verify: &[bool],
 ) -> Result<Option<Vec<Result<RedeemOutcome>>>, Abort> {
     let mut tx = db.begin_write().await?;
+    // A member whose campaign changed is rare: the savepoint path answers
+    // it alone.
+    if verify.contains(&true) {
+        let checked = verify::campaigns::<D>(tx.conn(), group, verify).await?;
+        if checked.iter().any(Option::is_some) {
+            tx.rollback().await?;
+            return Ok(None);
+        }
+    }
     match batch::write::<D>(tx.conn(), group).await {
         Ok(Some(answers)) => {
             tx.commit().await?;
@@ -155,12 +170,21 @@ async fn try_batch<D: Dialect>(
 async fn try_group<D: Dialect>(
     db: &D,
     group: &[Redemption],
+    verify: &[bool],
 ) -> Result<Vec<Result<RedeemOutcome>>, Abort> {
     let mut tx = db.begin_write().await?;
+    // First, before any other lock (see `verify`).
+    let mut checked = verify::campaigns::<D>(tx.conn(), group, verify).await?;
     batch::lock_keys::<D>(tx.conn(), group).await?;
     let mut answers = Vec::with_capacity(group.len());
+    let mut savepoint = false;
     for (i, r) in group.iter().enumerate() {
-        D::execute_script(tx.conn(), if i == 0 { FIRST } else { NEXT }).await?;
+        if let Some(refused) = checked[i].take() {
+            answers.push(Ok(refused));
+            continue;
+        }
+        D::execute_script(tx.conn(), if savepoint { NEXT } else { FIRST }).await?;
+        savepoint = true;
         let answer = match redemption::redeem_steps::<D>(tx.conn(), r).await {
             Ok(Step::Recorded) => Ok(RedeemOutcome::Recorded(r.clone())),
             Ok(Step::Undo(outcome)) => {

@@ -6,12 +6,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::sync::oneshot;
 
-use crate::core::campaign::Redemption;
-use crate::store::RedeemOutcome;
+use crate::store::{RedeemOutcome, RedemptionPlan};
 use crate::Result;
 
 /// One queued redeem and where its answer goes.
-pub(crate) type Member = (Redemption, oneshot::Sender<Result<RedeemOutcome>>);
+pub(crate) type Member = (RedemptionPlan, oneshot::Sender<Result<RedeemOutcome>>);
 
 /// A store's queue of redeems. Cheap to clone: clones share the queue.
 #[derive(Clone, Default)]

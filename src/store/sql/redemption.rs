@@ -27,7 +27,7 @@ use super::query::{Arg, Json, Sql, SqlRow};
 use super::{action_txs_from_json, action_txs_json, limit_offset, marks};
 use crate::core::campaign::{QuotaCharge, QuotaUsage, QuotaWindow, Redemption, TxStatus};
 use crate::core::outbox::OutboxEvent;
-use crate::store::{Page, RedeemOutcome, RedemptionQuery};
+use crate::store::{Page, RedeemOutcome, RedemptionPlan, RedemptionQuery};
 use crate::{Error, Result};
 
 /// The columns a [`Redemption`] (without its charges) is read from.
@@ -273,9 +273,21 @@ pub(crate) async fn redeem_steps<D: Dialect>(
     Ok(Step::Recorded)
 }
 
-/// One redeem in a transaction of its own.
-pub(crate) async fn try_redeem<D: Dialect>(db: &D, r: &Redemption) -> Result<RedeemOutcome, Abort> {
+/// One redeem in a transaction of its own; its campaign checked first when
+/// the plan asks for it ([`super::verify`]).
+pub(crate) async fn try_redeem<D: Dialect>(
+    db: &D,
+    plan: &RedemptionPlan,
+) -> Result<RedeemOutcome, Abort> {
+    let r = &plan.redemption;
     let mut tx = db.begin_write().await?;
+    if plan.verify_campaign {
+        let checked = super::verify::campaigns::<D>(tx.conn(), std::slice::from_ref(r), &[true]);
+        if let Some(Some(refused)) = checked.await?.pop() {
+            tx.rollback().await?;
+            return Ok(refused);
+        }
+    }
     match redeem_steps::<D>(tx.conn(), r).await? {
         Step::Recorded => {
             tx.commit().await?;

@@ -127,6 +127,7 @@ impl Dialect for SqliteStore {
     // The write transaction holds the database's only write lock.
     const WRITING_WITH: bool = false;
     const FOR_UPDATE: &'static str = "";
+    const FOR_SHARE: &'static str = "";
     const SKIP_LOCKED: &'static str = "";
     const POSITION_FN: &'static str = "instr";
     // The unary `+` makes the term an expression no index is on.

@@ -12,6 +12,7 @@
 //! runner file that invokes it (see `tests/it/suite/mod.rs`).
 
 mod catalog;
+mod checked;
 mod concurrency;
 mod data;
 mod races;
@@ -21,6 +22,7 @@ mod revisions;
 use accord::store::{CampaignStore, RedemptionStore};
 
 pub use catalog::*;
+pub use checked::*;
 pub use concurrency::*;
 pub use data::*;
 pub use races::*;
@@ -61,6 +63,8 @@ macro_rules! campaign_store_tests {
             campaign_quota_usage_lists_keys,
             quota_usage_by_prefix_pages_a_key_range,
             charged_keys_lists_every_key_then_the_new_ones,
+            checked_redeem_records_only_the_stored_version,
+            concurrent_checked_redeems_answer_each_member,
             concurrent_redeems_never_oversell,
             mixed_concurrent_redeems_each_all_or_nothing,
             concurrent_same_key_records_once,

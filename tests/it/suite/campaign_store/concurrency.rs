@@ -57,7 +57,9 @@ pub async fn redeem_concurrently<S: Store>(
             RedeemOutcome::Recorded(_) => tally.recorded += 1,
             RedeemOutcome::QuotaExceeded { .. } => tally.exceeded += 1,
             RedeemOutcome::Replayed(_) => tally.replayed += 1,
-            other @ RedeemOutcome::CodeRefused(_) => panic!("unexpected {other:?}"),
+            other @ (RedeemOutcome::CodeRefused(_) | RedeemOutcome::CampaignChanged) => {
+                panic!("unexpected {other:?}")
+            }
         }
     }
     tally
@@ -119,7 +121,9 @@ pub async fn concurrent_same_key_records_once<S: Store>(store: Arc<S>) {
         match joined.unwrap().unwrap() {
             RedeemOutcome::Recorded(r) => recorded.push(r),
             RedeemOutcome::Replayed(r) => replayed.push(r),
-            other @ (RedeemOutcome::QuotaExceeded { .. } | RedeemOutcome::CodeRefused(_)) => {
+            other @ (RedeemOutcome::QuotaExceeded { .. }
+            | RedeemOutcome::CodeRefused(_)
+            | RedeemOutcome::CampaignChanged) => {
                 panic!("unexpected {other:?}")
             }
         }

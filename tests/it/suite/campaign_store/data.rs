@@ -148,6 +148,7 @@ pub fn plan(c: &Campaign, charges: &[(&str, &str, &str)], at: DateTime<Utc>) -> 
             created_date: at,
             cancelled_date: None,
         },
+        verify_campaign: false,
     }
 }
 
