@@ -80,7 +80,9 @@ fn campaign(project: &str) -> Campaign {
 const USERS: u64 = 1000;
 
 /// The `n`th redeem of the run, by user `n % users`; `hot`: with the
-/// campaign-wide charge.
+/// campaign-wide charge. Checked against the stored campaign in its
+/// transaction, as the service plans a redeem of one campaign by refCode
+/// from its snapshot.
 fn plan(c: &Campaign, n: u64, hot: bool, users: u64) -> RedemptionPlan {
     let user = format!("user-{}", n % users);
     let charge = |key: String| QuotaCharge {
@@ -100,7 +102,7 @@ fn plan(c: &Campaign, n: u64, hot: bool, users: u64) -> RedemptionPlan {
             project_id: c.project_id.clone(),
             campaign_id: c.id,
             campaign_code: c.ref_code.clone(),
-            campaign_version: 1,
+            campaign_version: c.version,
             status: TxStatus::Complete,
             user_id: Some(user),
             channel: None,
@@ -121,7 +123,7 @@ fn plan(c: &Campaign, n: u64, hot: bool, users: u64) -> RedemptionPlan {
             created_date: accord::clock::truncate_micros(Utc::now()),
             cancelled_date: None,
         },
-        verify_campaign: false,
+        verify_campaign: true,
     }
 }
 
