@@ -18,7 +18,7 @@
 use std::str::FromStr;
 use std::sync::Arc;
 
-use accord::store::postgres::PostgresStore;
+use accord::store::postgres::{PostgresOptions, PostgresStore};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
 use crate::suite;
@@ -61,6 +61,23 @@ async fn fixture() -> Option<(Arc<PostgresStore>, suite::Guard)> {
     let schema = schema(&url).await;
     let store = Arc::new(open(&url, &schema).await);
     Some((store, Box::new(schema)))
+}
+
+/// With one leader of redeem groups (`PostgresOptions::group_leaders`,
+/// `--pg-group-leaders 1`), concurrent redeems are still each all or
+/// nothing and never pass a limit.
+#[tokio::test(flavor = "multi_thread")]
+async fn one_group_leader_never_oversells() {
+    let Some(url) = database_url() else { return };
+    let schema = schema(&url).await;
+    let mut options = PostgresOptions::default();
+    options.group_leaders = 1;
+    options.max_connections = 4;
+    let sep = if url.contains('?') { '&' } else { '?' };
+    let url = format!("{url}{sep}options=-c%20search_path%3D{}", &*schema);
+    let store = Arc::new(PostgresStore::connect_with(&url, &options).await.unwrap());
+    suite::campaign_store::concurrent_redeems_never_oversell(Arc::clone(&store)).await;
+    suite::campaign_store::mixed_concurrent_redeems_each_all_or_nothing(store).await;
 }
 
 suite::campaign_store::campaign_store_tests!(fixture);

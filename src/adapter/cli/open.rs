@@ -23,6 +23,10 @@ pub struct PoolFlags {
     /// in whole seconds here).
     #[arg(long, env = "ACCORD_PG_STATEMENT_TIMEOUT", value_parser = parse_duration)]
     pub pg_statement_timeout: Option<Duration>,
+    /// PostgreSQL: groups of concurrent redeems committed side by side
+    /// (default 4; see docs/operations.md)
+    #[arg(long, env = "ACCORD_PG_GROUP_LEADERS", value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub pg_group_leaders: Option<u16>,
 }
 
 impl PoolFlags {
@@ -37,6 +41,9 @@ impl PoolFlags {
         }
         if let Some(t) = self.pg_statement_timeout {
             options.statement_timeout = t;
+        }
+        if let Some(n) = self.pg_group_leaders {
+            options.group_leaders = usize::from(n);
         }
         options.migrate = migrate;
         options
@@ -115,4 +122,32 @@ pub(super) fn random_secret() -> Result<String, BoxError> {
         let _ = write!(hex, "{b:02x}");
         hex
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::PoolFlags;
+
+    #[derive(Debug, Parser)]
+    struct Flags {
+        #[command(flatten)]
+        pool: PoolFlags,
+    }
+
+    #[test]
+    fn group_leaders_flag_sets_the_option_within_its_range() {
+        let default = Flags::try_parse_from(["accord"]).unwrap();
+        assert_eq!(
+            default.pool.options(true).group_leaders,
+            crate::store::postgres::GROUP_LEADERS
+        );
+        let one = Flags::try_parse_from(["accord", "--pg-group-leaders", "1"]).unwrap();
+        assert_eq!(one.pool.options(true).group_leaders, 1);
+        for out in ["0", "65", "x"] {
+            let err = Flags::try_parse_from(["accord", "--pg-group-leaders", out]).unwrap_err();
+            assert_eq!(err.kind(), clap::error::ErrorKind::ValueValidation, "{out}");
+        }
+    }
 }

@@ -239,7 +239,6 @@ impl Dialect for PostgresStore {
         installed_on TIMESTAMPTZ NOT NULL DEFAULT now())";
     const NEXT_SEQ: &'static str = "SELECT nextval('consent_seq') AS last";
     const MIGRATOR: &'static sqlx::migrate::Migrator = &super::MIGRATOR;
-    const GROUP_LEADERS: usize = super::GROUP_LEADERS;
     const WRITE_LIMIT: Option<std::time::Duration> = Some(super::WRITE_LIMIT);
     const HAS_TABLE: &'static str = "SELECT 1 AS found WHERE to_regclass($1) IS NOT NULL";
     // The clock, `CHARGED_KEYS_MARGIN` (5 s) back: concurrent writers commit
@@ -254,6 +253,10 @@ impl Dialect for PostgresStore {
 
     fn redeem_queue(&self) -> &crate::store::sql::queue::RedeemQueue {
         &self.redeems
+    }
+
+    fn group_leaders(&self) -> usize {
+        self.group_leaders
     }
 
     run_statements!();

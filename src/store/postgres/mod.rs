@@ -72,10 +72,11 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres")
 /// Connections of the pool [`PostgresStore::connect`] opens.
 const POOL_SIZE: u32 = 10;
 
-/// Leaders of groups of redeems at once (`crate::store::sql::group`):
-/// groups on different quota keys run side by side, each on a connection
-/// of the pool; groups on one key wait for each other's row lock.
-const GROUP_LEADERS: usize = 4;
+/// Leaders of groups of redeems at once (`crate::store::sql::group`) by
+/// default: groups on different quota keys run side by side, each on a
+/// connection of the pool; groups on one key wait for each other's row
+/// lock. See [`PostgresOptions::group_leaders`].
+pub const GROUP_LEADERS: usize = 4;
 
 /// How long a call waits for a working connection — a free one, or a new
 /// one while the database refuses connections — before failing as
@@ -130,6 +131,8 @@ pub struct PostgresStore {
     call_timeout: Duration,
     /// Redeems waiting to be committed in a group (see the module docs).
     redeems: RedeemQueue,
+    /// Groups of redeems committed side by side, at most.
+    group_leaders: usize,
 }
 
 /// How [`PostgresStore::connect_with`] sets up its pool. Build it from
@@ -156,6 +159,14 @@ pub struct PostgresOptions {
     /// without, run them first (`accord migrate`, or
     /// [`PostgresStore::migrate`]).
     pub migrate: bool,
+    /// Groups of concurrent redeems committed side by side, each in a
+    /// transaction on a connection of the pool (at least 1). Default
+    /// [`GROUP_LEADERS`]. Fewer leaders make larger groups: where most
+    /// redeems update one campaign-wide quota key, whose row each group
+    /// locks in turn, one leader was faster on a database on the same
+    /// host (`docs/benchmarks.md`); more leaders overlap the round trips
+    /// to a distant database.
+    pub group_leaders: usize,
 }
 
 impl Default for PostgresOptions {
@@ -165,6 +176,7 @@ impl Default for PostgresOptions {
             acquire_timeout: ACQUIRE_TIMEOUT,
             statement_timeout: STATEMENT_TIMEOUT,
             migrate: true,
+            group_leaders: GROUP_LEADERS,
         }
     }
 }
@@ -193,6 +205,7 @@ impl PostgresStore {
             pool,
             call_timeout: CALL_TIMEOUT.max(options.acquire_timeout + Duration::from_secs(1)),
             redeems: RedeemQueue::default(),
+            group_leaders: options.group_leaders.max(1),
         };
         if options.migrate {
             store.migrate().await?;
@@ -261,6 +274,7 @@ impl PostgresStore {
             pool,
             call_timeout: CALL_TIMEOUT,
             redeems: RedeemQueue::default(),
+            group_leaders: GROUP_LEADERS,
         }
     }
 

@@ -85,9 +85,9 @@ pub(crate) trait Dialect: Clone + Send + Sync + 'static {
     const CHARGED_CURSOR: &'static str;
 
     /// Leaders of groups of redeems at once (see `group.rs`): one
-    /// where writes are serialised anyway (SQLite), more where groups on
-    /// different keys can run side by side.
-    const GROUP_LEADERS: usize;
+    /// where writes are serialised anyway (SQLite), as configured where
+    /// groups on different keys can run side by side (PostgreSQL).
+    fn group_leaders(&self) -> usize;
 
     /// Longest a write's own task runs, where the dialect bounds it.
     const WRITE_LIMIT: Option<Duration>;

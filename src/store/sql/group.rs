@@ -4,7 +4,7 @@
 //!
 //! Each redeem joins the store's queue ([`super::queue`]) and waits for its
 //! answer. A *leader* — a task of its own, started by a redeem that finds
-//! fewer than [`Dialect::GROUP_LEADERS`] running — takes every redeem
+//! fewer than [`Dialect::group_leaders`] running — takes every redeem
 //! queued at that moment ([`MAX_GROUP`] at most; it never waits for more,
 //! so an idle store runs a lone redeem at once), runs them in one write
 //! transaction, commits once, and only then answers each. It loops until
@@ -63,7 +63,7 @@ pub(crate) async fn redeem<D: Dialect>(db: &D, plan: RedemptionPlan) -> Result<R
         return retry::<D, _, _, _>(|| redemption::try_redeem(db, &plan)).await;
     };
     let (tx, rx) = oneshot::channel();
-    if let Some(leader) = db.redeem_queue().push((plan, tx), D::GROUP_LEADERS) {
+    if let Some(leader) = db.redeem_queue().push((plan, tx), db.group_leaders()) {
         let db = db.clone();
         runtime.spawn(async move { lead_groups(&db, leader).await });
     }

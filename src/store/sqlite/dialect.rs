@@ -143,7 +143,6 @@ impl Dialect for SqliteStore {
         "UPDATE consent_seq SET last = last + 1 WHERE id = 1 RETURNING last";
     const MIGRATOR: &'static sqlx::migrate::Migrator = &super::MIGRATOR;
     // One writer at a time holds the file's write lock anyway.
-    const GROUP_LEADERS: usize = 1;
     // Bounded by the write queue and the busy timeout instead.
     const WRITE_LIMIT: Option<std::time::Duration> = None;
     const HAS_TABLE: &'static str =
@@ -160,6 +159,11 @@ impl Dialect for SqliteStore {
 
     fn redeem_queue(&self) -> &RedeemQueue {
         &self.redeems
+    }
+
+    // One writer at a time anyway.
+    fn group_leaders(&self) -> usize {
+        1
     }
 
     run_statements!();
