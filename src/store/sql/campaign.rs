@@ -395,6 +395,12 @@ pub(crate) async fn campaign_by_code<D: Dialect>(
     campaign_by(db, project, "ref_code", ref_code.into()).await
 }
 
+/// Column `code_pool` of a row of `campaign`: 1 when the campaign has a
+/// code pool, else 0 (one probe of `promo_code_campaign_idx`).
+pub(crate) const CODE_POOL_COLUMN: &str = "CASE WHEN EXISTS (SELECT 1 FROM promo_code p \
+     WHERE p.project_id = campaign.project_id AND p.campaign_id = campaign.id) \
+     THEN 1 ELSE 0 END AS code_pool";
+
 /// [`CampaignStore::campaigns_by_code`](crate::store::CampaignStore::campaigns_by_code):
 /// one statement (a redeem names at most [`MAX_ACTION_REFS`] + 1 codes),
 /// whether each campaign has a code pool read in it (one probe of
@@ -410,9 +416,7 @@ pub(crate) async fn campaigns_by_code<D: Dialect>(
         return Ok(Vec::new());
     }
     let mut sql = Sql::new(format!(
-        "SELECT {CAMPAIGN_COLUMNS}, CASE WHEN EXISTS (SELECT 1 FROM promo_code p \
-         WHERE p.project_id = campaign.project_id AND p.campaign_id = campaign.id) \
-         THEN 1 ELSE 0 END AS code_pool \
+        "SELECT {CAMPAIGN_COLUMNS}, {CODE_POOL_COLUMN} \
          FROM campaign WHERE project_id = $1 AND ref_code IN ("
     ))
     .bind(project);

@@ -145,12 +145,10 @@ async fn try_batch<D: Dialect>(
     let mut tx = db.begin_write().await?;
     // A member whose campaign changed is rare: the savepoint path answers
     // it alone.
-    if verify.contains(&true) {
-        let checked = verify::campaigns::<D>(tx.conn(), group, verify).await?;
-        if checked.iter().any(Option::is_some) {
-            tx.rollback().await?;
-            return Ok(None);
-        }
+    let checked = verify::campaigns::<D>(tx.conn(), group, verify).await?;
+    if checked.iter().any(Option::is_some) {
+        tx.rollback().await?;
+        return Ok(None);
     }
     match batch::write::<D>(tx.conn(), group).await {
         Ok(Some(answers)) => {

@@ -17,6 +17,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use uuid::Uuid;
 
+use super::campaign::CODE_POOL_COLUMN;
 use super::dialect::{rows, Abort, Conn, Dialect};
 use super::query::{Sql, SqlRow};
 use crate::core::campaign::Redemption;
@@ -71,12 +72,9 @@ async fn stored<D: Dialect>(
     project: &str,
     ids: &BTreeSet<Uuid>,
 ) -> Result<HashMap<Uuid, (i64, bool)>, Abort> {
-    let mut sql = Sql::new(
-        "SELECT id, version, CASE WHEN EXISTS (SELECT 1 FROM promo_code p \
-         WHERE p.project_id = campaign.project_id AND p.campaign_id = campaign.id) \
-         THEN 1 ELSE 0 END AS code_pool \
-         FROM campaign WHERE project_id = $1 AND id IN (",
-    )
+    let mut sql = Sql::new(format!(
+        "SELECT id, version, {CODE_POOL_COLUMN} FROM campaign WHERE project_id = $1 AND id IN ("
+    ))
     .bind(project);
     sql.push_list(ids.iter().copied())
         .push(")")
