@@ -117,7 +117,7 @@ fn answer(
 /// transaction failed (nothing of it committed).
 async fn run_group<D: Dialect>(
     db: &D,
-    mut plans: Vec<RedemptionPlan>,
+    plans: Vec<RedemptionPlan>,
 ) -> Result<Vec<Result<RedeemOutcome>>> {
     if let [plan] = plans.as_slice() {
         return Ok(vec![
@@ -125,7 +125,7 @@ async fn run_group<D: Dialect>(
         ]);
     }
     let verify: Vec<bool> = plans.iter().map(|p| p.verify_campaign).collect();
-    let group: Vec<Redemption> = plans.drain(..).map(|p| p.redemption).collect();
+    let group: Vec<Redemption> = plans.into_iter().map(|p| p.redemption).collect();
     let (group, verify) = (group.as_slice(), verify.as_slice());
     if batch::batchable(group) {
         if let Some(answers) = retry::<D, _, _, _>(|| try_batch(db, group, verify)).await? {

@@ -9,7 +9,7 @@ use accord::store::{RedeemOutcome, RedemptionPlan, RedemptionStore};
 use tokio::task::JoinSet;
 
 use super::data::{campaign, d, plan, project, t};
-use super::redemptions::recorded;
+use super::redemptions::{recorded, usage};
 use super::Store;
 
 /// A plan of `c` charging `key` (limit 1,000), checked by the store.
@@ -27,12 +27,8 @@ async fn refused_as_changed<S: Store>(store: &S, plan: &RedemptionPlan) {
     );
     let r = &plan.redemption;
     assert_eq!(store.redemption(&r.project_id, r.id).await.unwrap(), None);
-    let keys: Vec<String> = r.quotas.iter().map(|q| q.key.clone()).collect();
-    assert!(store
-        .quota_usage(&r.project_id, &keys)
-        .await
-        .unwrap()
-        .is_empty());
+    let keys: Vec<&str> = r.quotas.iter().map(|q| q.key.as_str()).collect();
+    assert!(usage(store, &r.project_id, &keys).await.is_empty());
 }
 
 pub async fn checked_redeem_records_only_the_stored_version<S: Store>(store: Arc<S>) {

@@ -20,7 +20,8 @@ pub async fn recorded(store: &impl RedemptionStore, plan: &RedemptionPlan) {
     }
 }
 
-async fn usage(
+/// The stored usage of `keys` (those ever charged).
+pub(super) async fn usage(
     store: &impl RedemptionStore,
     project: &str,
     keys: &[&str],
