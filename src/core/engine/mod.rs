@@ -32,6 +32,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
+use smallvec::SmallVec;
 
 pub use benefit::{calendar, RESERVED_NAMES};
 pub use compile::CompiledCampaign;
@@ -71,18 +72,27 @@ pub struct Engine {
 ///
 /// It borrows the snapshot: a search that matches a thousand campaigns
 /// copies none of their rules or static benefits; [`ActionHit::to_match`]
-/// builds the owned wire form for the hits a response keeps.
+/// builds the owned wire form for the hits a response keeps. Its benefits
+/// and charges are held inline up to [`HitActions`] and [`HitCharges`]'
+/// sizes, so a hit with a benefit or two and one quota allocates nothing
+/// of its own.
 #[derive(Debug, Clone)]
 pub struct CampaignHit<'e> {
     /// The campaign.
     pub campaign: &'e CompiledCampaign,
     /// Its matched benefits, in rule then benefit order.
-    pub actions: Vec<ActionHit<'e>>,
+    pub actions: HitActions<'e>,
     /// The charges a redemption of every matched benefit would make, for
     /// the read-only quota check of search; charges whose key cannot be
     /// built from this request are left out.
-    pub charges: Vec<QuotaCharge>,
+    pub charges: HitCharges,
 }
+
+/// The matched benefits of a [`CampaignHit`]: two inline.
+pub type HitActions<'e> = SmallVec<[ActionHit<'e>; 2]>;
+
+/// The quota charges of a [`CampaignHit`]: one inline.
+pub type HitCharges = SmallVec<[QuotaCharge; 1]>;
 
 /// One matched benefit of a search, borrowing the snapshot.
 #[derive(Debug, Clone)]
@@ -492,7 +502,7 @@ fn evaluate_campaign<'e, 'p>(
     req: &Prepared<'_>,
     now: DateTime<Utc>,
 ) -> std::result::Result<CampaignHit<'e>, Option<Box<Explanation>>> {
-    let mut actions = Vec::new();
+    let mut actions = HitActions::new();
     let mut dropped = None;
     for (rule, held) in fired {
         let r = rule.rule as usize;
@@ -528,16 +538,19 @@ fn evaluate_campaign<'e, 'p>(
     }
     // Quota keys for the read-only check, as a redemption of everything
     // matched would build them; a key this request cannot build is skipped.
-    let charges = if cc.quotas.is_empty() {
-        Vec::new()
-    } else {
-        let mut charges = Vec::with_capacity(cc.quotas.len());
-        charges.extend(
-            (0..cc.quotas.len()).filter_map(|q| benefit::charge(cc, q, &actions, req, now).ok()),
-        );
-        let merged = benefit::merge(charges);
-        match merged {
-            Ok(charges) => charges,
+    let charges = match cc.quotas.len() {
+        0 => HitCharges::new(),
+        // One charge: nothing to merge.
+        1 => benefit::charge(cc, 0, &actions, req, now)
+            .ok()
+            .into_iter()
+            .collect(),
+        n => match benefit::merge(
+            (0..n)
+                .filter_map(|q| benefit::charge(cc, q, &actions, req, now).ok())
+                .collect(),
+        ) {
+            Ok(charges) => HitCharges::from_vec(charges),
             // No redemption could charge these quotas: redeem fails alike.
             Err(e) => {
                 return Err(Some(Box::new(explanation(
@@ -546,7 +559,7 @@ fn evaluate_campaign<'e, 'p>(
                     e.message().to_owned(),
                 ))))
             }
-        }
+        },
     };
     Ok(CampaignHit {
         campaign: cc,

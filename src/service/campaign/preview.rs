@@ -117,7 +117,7 @@ impl<S: CampaignStore + RedemptionStore> CampaignService<S> {
             };
             let (charges, redeem_error) = match engine.plan_redeem(code, &redeem, now) {
                 Ok(plan) => (plan.charges, None),
-                Err(e) => (hit.charges.clone(), Some(e.message().to_owned())),
+                Err(e) => (hit.charges.to_vec(), Some(e.message().to_owned())),
             };
             charged.extend(charges.iter().map(|c| c.key.clone()));
             hits.push((hit, charges, redeem_error));
