@@ -72,10 +72,9 @@ pub struct Engine {
 ///
 /// It borrows the snapshot: a search that matches a thousand campaigns
 /// copies none of their rules or static benefits; [`ActionHit::to_match`]
-/// builds the owned wire form for the hits a response keeps. Its benefits
-/// and charges are held inline up to [`HitActions`] and [`HitCharges`]'
-/// sizes, so a hit with a benefit or two and one quota allocates nothing
-/// of its own.
+/// builds the owned wire form for the hits a response keeps. Up to two
+/// benefits and one charge are held inline ([`HitActions`],
+/// [`HitCharges`]): such a hit allocates nothing of its own.
 #[derive(Debug, Clone)]
 pub struct CampaignHit<'e> {
     /// The campaign.
